@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs schedlab's build and test dependencies from Debian 12 packages.
+# Idempotent: does nothing when everything is already installed.
+set -euo pipefail
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  trace-cmd rt-tests linux-perf
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
