@@ -1,0 +1,207 @@
+// hackbench (rt-tests) and its task graph: G groups of F senders and F receivers; every sender
+// writes `loops` messages of `datasize` bytes to each receiver of its group over pipes or AF_UNIX
+// stream sockets. Timed from the release of all tasks until the last one is reaped.
+#include <fmt/format.h>
+
+#include "workload/hackbench.hpp"
+#include "workload/program.hpp"
+
+namespace schedlab::workload {
+
+namespace {
+
+struct Shared {
+  kernel::Task* main = nullptr;
+  int remaining = 0;  // tasks still running
+  sim::Time t0, t1;
+  bool started = false, finished = false;
+};
+
+class Sender : public Program {
+ public:
+  Sender(std::vector<Channel>* chans, int first, int fds, int loops, int64_t size,
+         ChannelCosts costs, int64_t exit_ns, Shared* sh)
+      : chans_(chans), first_(first), fds_(fds), loops_(loops), size_(size), costs_(costs),
+        exit_ns_(exit_ns), sh_(sh) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    if (i_ == loops_) {
+      if (exited_) return;
+      exited_ = true;
+      exit_sequence(k, self);
+      return;
+    }
+    Channel& ch = (*chans_)[first_ + j_];
+    if (write(ch, size_, costs_, self)) {
+      if (++j_ == fds_) {
+        j_ = 0;
+        ++i_;
+      }
+    }
+  }
+  void exit_sequence(Kernel& k, Task& self) {
+    push(Action::compute(exit_ns_));
+    push([this](Kernel&, Task&) {
+      if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
+    });
+    push(Action::exit());
+  }
+
+ private:
+  std::vector<Channel>* chans_;
+  int first_, fds_, loops_;
+  int64_t size_;
+  ChannelCosts costs_;
+  int64_t exit_ns_;
+  Shared* sh_;
+  int i_ = 0, j_ = 0;
+  bool exited_ = false;
+};
+
+class Receiver : public Program {
+ public:
+  Receiver(Channel* ch, int64_t total, ChannelCosts costs, int64_t exit_ns, Shared* sh)
+      : ch_(ch), total_(total), costs_(costs), exit_ns_(exit_ns), sh_(sh) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    if (got_ == total_) {
+      if (exited_) return;
+      exited_ = true;
+      push(Action::compute(exit_ns_));
+      push([this](Kernel&, Task&) {
+        if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
+      });
+      push(Action::exit());
+      return;
+    }
+    if (read(*ch_, costs_, self)) ++got_;
+  }
+
+ private:
+  Channel* ch_;
+  int64_t total_;
+  ChannelCosts costs_;
+  int64_t exit_ns_;
+  Shared* sh_;
+  int64_t got_ = 0;
+  bool exited_ = false;
+};
+
+// The main task: one write to the shared wake fd makes every poller runnable; then wait() for
+// all children.
+class Main : public Program {
+ public:
+  Main(std::vector<Task*>* children, int64_t write_ns, Shared* sh)
+      : children_(children), write_ns_(write_ns), sh_(sh) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    switch (phase_) {
+      case 0:
+        phase_ = 1;
+        push([this](Kernel& k, Task&) { sh_->t0 = k.now(); });
+        push(Action::compute(write_ns_));
+        for (Task* c : *children_) push(Action::wake(c, false));
+        return;
+      case 1:
+        if (sh_->remaining > 0) {
+          push(Action::block());
+          return;
+        }
+        phase_ = 2;
+        push([this](Kernel& k, Task&) {
+          sh_->t1 = k.now();
+          sh_->finished = true;
+          k.stop();
+        });
+        push(Action::exit());
+        return;
+      default:
+        return;
+    }
+  }
+
+ private:
+  std::vector<Task*>* children_;
+  int64_t write_ns_;
+  Shared* sh_;
+  int phase_ = 0;
+};
+
+}  // namespace
+
+struct Hackbench::State {
+  Shared sh;
+  std::vector<Channel> chans;
+  std::vector<Task*> children;
+};
+
+Hackbench::Hackbench(const HackbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
+Hackbench::~Hackbench() = default;
+
+void Hackbench::setup(Kernel& k) {
+  const auto& c = k.machine().costs;
+  const auto& tun = k.machine().tunables;
+  ChannelCosts costs = o_.pipe ? ChannelCosts{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb}
+                               : ChannelCosts{c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb};
+  int64_t exit_ns = c.exit_ns;
+  auto& sh = st_->sh;
+  st_->chans.resize(static_cast<size_t>(o_.groups) * o_.fds);
+  for (auto& ch : st_->chans) {
+    if (o_.pipe) {
+      ch.cap_bytes = tun.pipe_capacity_bytes;
+    } else {
+      ch.cap_msgs = tun.unix_capacity_msgs;
+    }
+  }
+  kernel::TaskOptions mo;
+  mo.start_blocked = true;
+  sh.main = k.create_task("hackbench", std::make_unique<Main>(&st_->children, c.pipe_write_ns, &sh), mo);
+  const char* kind = o_.threads ? "thread" : "process";
+  (void)kind;
+  for (int g = 0; g < o_.groups; ++g) {
+    int first = g * o_.fds;
+    kernel::TaskOptions to;
+    to.start_blocked = true;
+    to.fork_cpu = sh.main->cpu;
+    for (int r = 0; r < o_.fds; ++r) {
+      auto t = k.create_task("hackbench",
+                             std::make_unique<Receiver>(&st_->chans[first + r],
+                                                        static_cast<int64_t>(o_.fds) * o_.loops,
+                                                        costs, exit_ns, &sh),
+                             to);
+      st_->children.push_back(t);
+    }
+    for (int s = 0; s < o_.fds; ++s) {
+      auto t = k.create_task("hackbench",
+                             std::make_unique<Sender>(&st_->chans, first, o_.fds, o_.loops,
+                                                      o_.datasize, costs, exit_ns, &sh),
+                             to);
+      st_->children.push_back(t);
+    }
+  }
+  sh.remaining = static_cast<int>(st_->children.size());
+  k.wake_up(sh.main, sh.main->cpu);
+}
+
+bool Hackbench::finished() const { return st_->sh.finished; }
+
+double Hackbench::seconds() const { return (st_->sh.t1 - st_->sh.t0).seconds(); }
+
+std::string Hackbench::report() const {
+  int tasks = 2 * o_.fds * o_.groups;
+  std::string out = fmt::format(
+      "Running in {} mode with {} groups using {} file descriptors each (== {} tasks)\n",
+      o_.threads ? "threaded" : "process", o_.groups, 2 * o_.fds, tasks);
+  out += fmt::format("Each sender will pass {} messages of {} bytes\n", o_.loops, o_.datasize);
+  out += fmt::format("Time: {:.3f}\n", seconds());
+  return out;
+}
+
+std::vector<Metric> Hackbench::metrics() const {
+  return {{"time", "s", seconds(), false}};
+}
+
+}  // namespace schedlab::workload

@@ -1,0 +1,132 @@
+#include "workload/perf_pipe.hpp"
+
+#include <fmt/format.h>
+
+#include "workload/program.hpp"
+
+namespace schedlab::workload {
+
+namespace {
+constexpr int64_t kTokenBytes = 4;  // sizeof(int)
+
+struct Shared {
+  sim::Time t0, t1;
+  int remaining = 2;
+  bool finished = false;
+};
+
+// task 0 (the forked child): read p1, write p2. task 1 (the parent): write p1, read p2.
+class PipeWorker : public Program {
+ public:
+  PipeWorker(int id, Channel* in, Channel* out, long long loops, ChannelCosts c, int64_t exit_ns,
+             Shared* sh)
+      : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    if (i_ == loops_) {
+      if (done_) return;
+      done_ = true;
+      push(Action::compute(exit_ns_));
+      push([this](Kernel& k, Task&) {
+        if (--sh_->remaining == 0) {
+          sh_->t1 = k.now();
+          sh_->finished = true;
+          k.stop();
+        }
+      });
+      push(Action::exit());
+      return;
+    }
+    bool first = id_ == 0 ? !wrote_read_ : true;
+    (void)first;
+    if (id_ == 0) {
+      if (!have_) {
+        if (read(*in_, c_, self)) have_ = true;
+        return;
+      }
+      if (write(*out_, kTokenBytes, c_, self)) {
+        have_ = false;
+        ++i_;
+      }
+    } else {
+      if (!sent_) {
+        if (write(*out_, kTokenBytes, c_, self)) sent_ = true;
+        return;
+      }
+      if (read(*in_, c_, self)) {
+        sent_ = false;
+        ++i_;
+      }
+    }
+  }
+
+ private:
+  int id_;
+  Channel* in_;
+  Channel* out_;
+  long long loops_;
+  ChannelCosts c_;
+  int64_t exit_ns_;
+  Shared* sh_;
+  long long i_ = 0;
+  bool have_ = false, sent_ = false, done_ = false, wrote_read_ = false;
+};
+
+}  // namespace
+
+struct PerfPipe::State {
+  Shared sh;
+  Channel p1, p2;
+};
+
+PerfPipe::PerfPipe(const PerfPipeOptions& o) : o_(o), st_(std::make_unique<State>()) {}
+PerfPipe::~PerfPipe() = default;
+
+void PerfPipe::setup(Kernel& k) {
+  const auto& c = k.machine().costs;
+  ChannelCosts pc{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb};
+  st_->p1.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
+  st_->p2.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
+  st_->sh.t0 = k.now();
+  kernel::TaskOptions o;
+  auto* t1 = k.create_task("sched-pipe",
+                           std::make_unique<PipeWorker>(1, &st_->p2, &st_->p1, o_.loops, pc,
+                                                        c.exit_ns, &st_->sh),
+                           o);
+  kernel::TaskOptions o0;
+  o0.fork_cpu = t1->cpu;
+  k.create_task("sched-pipe",
+                std::make_unique<PipeWorker>(0, &st_->p1, &st_->p2, o_.loops, pc, c.exit_ns,
+                                             &st_->sh),
+                o0);
+}
+
+bool PerfPipe::finished() const { return st_->sh.finished; }
+
+sim::Time PerfPipe::time_limit() const {
+  return sim::Time::sec(3600);
+}
+
+std::string PerfPipe::report() const {
+  double secs = (st_->sh.t1 - st_->sh.t0).seconds();
+  double us = secs * 1e6;
+  if (o_.simple) return fmt::format("{:.3f}\n", secs);
+  std::string out = "# Running 'sched/pipe' benchmark:\n";
+  out += fmt::format("# Executed {} pipe operations between two {}\n\n", o_.loops,
+                     o_.threaded ? "threads" : "processes");
+  out += fmt::format("{:>15}: {:.3f} [sec]\n\n", "Total time", secs);
+  out += fmt::format("{:>15.6f} usecs/op\n", us / o_.loops);
+  out += fmt::format("{:>15d} ops/sec\n",
+                     static_cast<long long>(secs > 0 ? o_.loops / secs : 0));
+  return out;
+}
+
+std::vector<Metric> PerfPipe::metrics() const {
+  double secs = (st_->sh.t1 - st_->sh.t0).seconds();
+  return {{"usecs_per_op", "us/op", secs * 1e6 / o_.loops, false},
+          {"ops_per_sec", "ops/s", secs > 0 ? o_.loops / secs : 0, true},
+          {"total_time", "s", secs, false}};
+}
+
+}  // namespace schedlab::workload

@@ -1,0 +1,31 @@
+#pragma once
+#include <memory>
+
+#include "workload/workload.hpp"
+
+namespace schedlab::workload {
+
+struct PerfPipeOptions {
+  long long loops = 1000000;  // -l/--loop
+  bool threaded = false;      // -T/--threaded
+  bool simple = false;        // perf bench -f simple
+};
+
+// `perf bench sched pipe`: two tasks ping-pong a 4-byte token over two pipes.
+class PerfPipe : public Workload {
+ public:
+  explicit PerfPipe(const PerfPipeOptions& o);
+  ~PerfPipe() override;
+  void setup(kernel::Kernel& k) override;
+  bool finished() const override;
+  std::string report() const override;
+  std::vector<Metric> metrics() const override;
+  sim::Time time_limit() const override;
+
+ private:
+  struct State;
+  PerfPipeOptions o_;
+  std::unique_ptr<State> st_;
+};
+
+}  // namespace schedlab::workload

@@ -1,0 +1,180 @@
+// Benchmark command lines -> workloads, with each real tool's flags and defaults.
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "workload/hackbench.hpp"
+#include "workload/perf_pipe.hpp"
+#include "workload/workload.hpp"
+
+namespace schedlab::workload {
+
+std::string join(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+long long parse_count(const std::string& flag, const std::string& value, long long min,
+                      long long max) {
+  if (value.empty()) throw WorkloadError(fmt::format("{}: missing value", flag));
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    throw WorkloadError(fmt::format("{}: '{}' is not an integer", flag, value));
+  if (v < min || v > max)
+    throw WorkloadError(fmt::format("{}: {} is out of range [{}, {}]", flag, v, min, max));
+  return v;
+}
+
+namespace {
+
+// A small getopt: short flags with attached or separate values (-g4, -g 4), long flags with
+// '=' or a separate value (--groups=4, --groups 4).
+struct OptSpec {
+  char short_name;
+  const char* long_name;
+  bool takes_value;
+};
+
+struct ParsedOpt {
+  const OptSpec* spec;
+  std::string flag;   // as written
+  std::string value;
+};
+
+std::vector<ParsedOpt> getopt(const std::string& tool, const std::vector<std::string>& args,
+                              const std::vector<OptSpec>& specs,
+                              std::vector<std::string>* positional) {
+  std::vector<ParsedOpt> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const OptSpec* s = nullptr;
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      std::string name = a.substr(2);
+      auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+        has_value = true;
+      }
+      for (const auto& sp : specs)
+        if (sp.long_name && name == sp.long_name) s = &sp;
+      if (!s) throw WorkloadError(fmt::format("{}: unknown option '--{}'", tool, name));
+    } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+      for (const auto& sp : specs)
+        if (sp.short_name == a[1]) s = &sp;
+      if (!s) throw WorkloadError(fmt::format("{}: unknown option '-{}'", tool, a[1]));
+      if (a.size() > 2) {
+        if (!s->takes_value)
+          throw WorkloadError(fmt::format("{}: option '-{}' takes no value", tool, a[1]));
+        value = a.substr(2);
+        has_value = true;
+      }
+    } else {
+      if (!positional)
+        throw WorkloadError(fmt::format("{}: unexpected argument '{}'", tool, a));
+      positional->push_back(a);
+      continue;
+    }
+    if (s->takes_value && !has_value) {
+      if (i + 1 >= args.size())
+        throw WorkloadError(fmt::format("{}: option '{}' needs a value", tool, a));
+      value = args[++i];
+    } else if (!s->takes_value && has_value) {
+      throw WorkloadError(fmt::format("{}: option '{}' takes no value", tool, a));
+    }
+    out.push_back({s, a, value});
+  }
+  return out;
+}
+
+std::unique_ptr<Workload> parse_hackbench(const std::vector<std::string>& args) {
+  static const std::vector<OptSpec> specs = {
+      {'p', "pipe", false},    {'T', "threads", false}, {'P', "process", false},
+      {'g', "groups", true},   {'f', "fds", true},      {'l', "loops", true},
+      {'s', "datasize", true},
+  };
+  HackbenchOptions o;
+  for (const auto& po : getopt("hackbench", args, specs, nullptr)) {
+    switch (po.spec->short_name) {
+      case 'p': o.pipe = true; break;
+      case 'T': o.threads = true; break;
+      case 'P': o.threads = false; break;
+      case 'g': o.groups = static_cast<int>(parse_count(po.flag, po.value, 1, 4096)); break;
+      case 'f': o.fds = static_cast<int>(parse_count(po.flag, po.value, 1, 1024)); break;
+      case 'l': o.loops = static_cast<int>(parse_count(po.flag, po.value, 1, 100000000)); break;
+      case 's': o.datasize = parse_count(po.flag, po.value, 1, 1 << 20); break;
+    }
+  }
+  return std::make_unique<Hackbench>(o);
+}
+
+std::unique_ptr<Workload> parse_perf(const std::vector<std::string>& args) {
+  // perf [--no-pager] bench [-f default|simple] sched pipe [-l N] [-T]
+  size_t i = 0;
+  if (i < args.size() && args[i] == "--no-pager") ++i;
+  if (i >= args.size() || args[i] != "bench")
+    throw WorkloadError("perf: only 'perf bench sched pipe' is modeled");
+  ++i;
+  PerfPipeOptions o;
+  while (i < args.size() && args[i].rfind("-", 0) == 0) {
+    std::string f = args[i];
+    std::string v;
+    if (f == "-f" || f == "--format") {
+      if (i + 1 >= args.size()) throw WorkloadError("perf bench: option '-f' needs a value");
+      v = args[++i];
+    } else if (f.rfind("--format=", 0) == 0) {
+      v = f.substr(9);
+    } else {
+      throw WorkloadError(fmt::format("perf bench: unknown option '{}'", f));
+    }
+    if (v == "simple")
+      o.simple = true;
+    else if (v != "default")
+      throw WorkloadError(fmt::format("perf bench: unknown format '{}'", v));
+    ++i;
+  }
+  if (i + 1 >= args.size() || args[i] != "sched" || args[i + 1] != "pipe")
+    throw WorkloadError("perf bench: only 'sched pipe' is modeled");
+  std::vector<std::string> rest(args.begin() + i + 2, args.end());
+  static const std::vector<OptSpec> specs = {{'l', "loop", true}, {'T', "threaded", false}};
+  for (const auto& po : getopt("perf bench sched pipe", rest, specs, nullptr)) {
+    if (po.spec->short_name == 'l') o.loops = parse_count(po.flag, po.value, 1, 1000000000LL);
+    if (po.spec->short_name == 'T') o.threaded = true;
+  }
+  return std::make_unique<PerfPipe>(o);
+}
+
+}  // namespace
+
+const std::vector<WorkloadInfo>& list_workloads() {
+  static const std::vector<WorkloadInfo> w = {
+      {"hackbench", "hackbench [-p|--pipe] [-T|--threads] [-g GROUPS] [-f FDS] [-l LOOPS] [-s DATASIZE]",
+       "rt-tests hackbench: groups of senders/receivers over sockets or pipes; prints Time:"},
+      {"perf bench sched pipe", "perf bench [-f simple] sched pipe [-l LOOPS] [-T]",
+       "two tasks ping-pong over two pipes; prints usecs/op and ops/sec"},
+  };
+  return w;
+}
+
+std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, int nr_cpus) {
+  if (argv.empty()) throw WorkloadError("no benchmark command line given after '--'");
+  std::string tool = argv[0];
+  auto slash = tool.rfind('/');
+  if (slash != std::string::npos) tool = tool.substr(slash + 1);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  if (tool == "hackbench") return parse_hackbench(args);
+  if (tool == "perf") return parse_perf(args);
+  std::string known;
+  for (const auto& w : list_workloads()) known += (known.empty() ? "" : ", ") + w.name;
+  throw WorkloadError(fmt::format("unknown benchmark '{}' (known: {})", argv[0], known));
+}
+
+}  // namespace schedlab::workload

@@ -1,0 +1,56 @@
+// Benchmarks as task programs, parsed from the real tools' command lines.
+#pragma once
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.hpp"
+
+namespace schedlab::workload {
+
+// A bad benchmark command line (unknown tool or flag, bad value): one line naming the flag.
+class WorkloadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Metric {
+  std::string name;   // e.g. "time", "usecs_per_op", "throughput"
+  std::string unit;   // e.g. "s", "us/op", "MB/s"
+  double value = 0;
+  bool higher_is_better = false;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Creates the tasks. The workload calls k.stop() when the benchmark is complete.
+  virtual void setup(kernel::Kernel& k) = 0;
+  virtual bool finished() const = 0;
+  // The real tool's own result lines, exactly as it prints them.
+  virtual std::string report() const = 0;
+  virtual std::vector<Metric> metrics() const = 0;
+  // Upper bound on simulated time; a run that has not finished by then is an error.
+  virtual sim::Time time_limit() const { return sim::Time::sec(3600); }
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string usage;
+  std::string help;
+};
+
+const std::vector<WorkloadInfo>& list_workloads();
+// Parses a benchmark command line (argv[0] is the tool: "hackbench", "perf", ...).
+// Throws WorkloadError.
+std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, int nr_cpus);
+
+// --- helpers shared by the presets ---------------------------------------------------
+
+// Parses a non-negative integer option value; throws WorkloadError naming the flag.
+long long parse_count(const std::string& flag, const std::string& value, long long min,
+                      long long max);
+std::string join(const std::vector<std::string>& argv);
+
+}  // namespace schedlab::workload
