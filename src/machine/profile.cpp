@@ -36,6 +36,13 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return out;
 }
 
+// Messages are one line: a newline inside a quoted key or a --set argument is shown escaped.
+std::string one_line(std::string s) {
+  for (size_t i = 0; (i = s.find_first_of("\r\n", i)) != std::string::npos; i += 2)
+    s.replace(i, 1, s[i] == '\n' ? "\\n" : "\\r");
+  return s;
+}
+
 std::string fmt_num(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", (int64_t)v);
   return fmt::format("{}", v);
@@ -177,8 +184,8 @@ class Reader {
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail_at(uint32_t line, const std::string& what) const {
-    if (line == 0) throw ProfileError(fmt::format("{}: {}", file_, what));
-    throw ProfileError(fmt::format("{}:{}: {}", file_, line, what));
+    if (line == 0) throw ProfileError(one_line(fmt::format("{}: {}", file_, what)));
+    throw ProfileError(one_line(fmt::format("{}:{}: {}", file_, line, what)));
   }
   [[noreturn]] void fail(const toml::node& n, const std::string& what) const {
     fail_at(n.source().begin.line, what);
@@ -315,7 +322,8 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
 
   {
     const toml::node* n = root.get("idle_state");
-    if (!n) rd.fail_at(0, "no idle states (add at least one [[idle_state]] table)");
+    if (!n || (n->is_array() && n->as_array()->empty()))
+      rd.fail_at(n ? n->source().begin.line : 0, "no idle states (add at least one [[idle_state]] table)");
     if (!n->is_array_of_tables())
       rd.fail(*n, fmt::format("'idle_state' must be an array of tables ([[idle_state]]), not {}",
                               type_name(n->type())));
@@ -371,7 +379,7 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
 
 void validate(const Machine& m) {
   if (auto p = check_machine(m))
-    throw ProfileError(fmt::format("{}: {}", m.source_path.empty() ? m.name : m.source_path, p->what));
+    throw ProfileError(one_line(fmt::format("{}: {}", m.source_path.empty() ? m.name : m.source_path, p->what)));
 }
 
 // ---- profile files -------------------------------------------------------------------------
@@ -402,9 +410,9 @@ Machine load_profile(const std::string& name_or_path) {
     path = (fs::path(profile_dir()) / (name_or_path + kProfileExt)).string();
     if (!fs::exists(path)) {
       auto known = list_profiles();
-      throw ProfileError(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
-                                     name_or_path, profile_dir(), known.empty() ? "none" : join(known),
-                                     kProfileExt));
+      throw ProfileError(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
+                                              name_or_path, profile_dir(), known.empty() ? "none" : join(known),
+                                              kProfileExt)));
     }
   }
   std::error_code ec;
@@ -456,7 +464,7 @@ std::string parse_value(const std::string& text, const FieldRef& ref) {
 
 void apply_set(Machine& m, const std::string& assignment) {
   auto fail = [&](const std::string& what) {
-    throw ProfileError(fmt::format("--set {}: {}", assignment, what));
+    throw ProfileError(one_line(fmt::format("--set {}: {}", assignment, what)));
   };
   auto eq = assignment.find('=');
   if (eq == std::string::npos) fail("expected KEY=VALUE");
@@ -523,8 +531,8 @@ void disable_idle_states(Machine& m, const std::vector<std::string>& names) {
     auto it = std::find_if(copy.idle_states.begin(), copy.idle_states.end(),
                            [&](const IdleState& s) { return s.name == n; });
     if (it == copy.idle_states.end())
-      throw ProfileError(fmt::format("--idle-disable {}: unknown idle state on {} (states: {})", n, m.name,
-                                     state_names(m)));
+      throw ProfileError(one_line(fmt::format("--idle-disable {}: unknown idle state on {} (states: {})", n,
+                                              m.name, state_names(m))));
     it->disabled = true;
   }
   m = std::move(copy);
