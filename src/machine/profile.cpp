@@ -127,8 +127,7 @@ std::optional<Problem> check_idle_states(const Machine& m) {
   return std::nullopt;
 }
 
-std::optional<Problem> check_fields(const Machine& cm) {
-  Machine& m = const_cast<Machine&>(cm);  // refs are only read here
+std::optional<Problem> check_fields(Machine m) {  // a copy: FieldRef needs a mutable machine
   for (const auto& f : detail::fields()) {
     double v = as_double(f.ref(m));
     if (auto p = range_problem(f.key(), v, f.min, f.max, f.unit, f.key())) return p;
