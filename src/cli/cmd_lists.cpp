@@ -1,5 +1,39 @@
+// schedlab machines | features | workloads: what exists, one line each.
+#include <fmt/core.h>
+
 #include "cli/commands.hpp"
+#include "kernel/features.hpp"
+#include "machine/machine.hpp"
+#include "workload/workload.hpp"
 
 namespace schedlab::cli {
-void register_lists(CLI::App&) {}
+
+void register_lists(CLI::App& app) {
+  auto* m = app.add_subcommand("machines", "list the machine profiles");
+  m->callback([] {
+    for (const auto& name : machine::list_profiles()) {
+      machine::Machine mm = machine::load_profile(name);
+      std::string states;
+      for (const auto& s : mm.idle_states) {
+        if (!states.empty()) states += ",";
+        states += s.name;
+      }
+      fmt::print("{:<16} {:>4} CPUs  {}x{}x{} (sockets x cores x threads), {} CPUs/LLC, {} {} [{}]  {}\n",
+                 name, mm.topo.nr_cpus(), mm.topo.sockets, mm.topo.cores_per_socket,
+                 mm.topo.threads_per_core, mm.topo.llc_size(), mm.arch, mm.cpuidle_driver,
+                 states, mm.description);
+    }
+  });
+  auto* f = app.add_subcommand("features", "list the scheduler features and their defaults");
+  f->callback([] {
+    for (const auto& fi : kernel::feature_table())
+      fmt::print("{:<18} {:<3}  {}\n", fi.name, fi.default_on ? "on" : "off", fi.help);
+  });
+  auto* w = app.add_subcommand("workloads", "list the benchmarks schedlab models");
+  w->callback([] {
+    for (const auto& wi : workload::list_workloads())
+      fmt::print("{:<24} {}  -- {}\n", wi.name, wi.usage, wi.help);
+  });
+}
+
 }  // namespace schedlab::cli

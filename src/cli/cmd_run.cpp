@@ -1,5 +1,44 @@
+// schedlab run [--machine P] [--features F] [--seed N] [--idle-disable NAMES] [--set K=V ...]
+//              [--json FILE] -- <benchmark command line>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
+#include "experiment/run.hpp"
 
 namespace schedlab::cli {
-void register_run(CLI::App&) {}
+
+namespace {
+struct RunArgs {
+  experiment::RunSpec spec;
+  std::string idle_disable;
+  std::string json;
+};
+}  // namespace
+
+void register_run(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "simulate one benchmark run on a modeled machine");
+  add_model_options(cmd, args->spec, args->idle_disable);
+  cmd->add_option("--seed", args->spec.seed, "random seed (same seed, same output)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--json", args->json, "write metrics and counters (total and per CPU) as JSON");
+  cmd->add_option("command", args->spec.command, "benchmark command line, after --")
+      ->required();
+  cmd->callback([args] {
+    finish_model_options(args->spec, args->idle_disable);
+    experiment::RunResult r = run_guarded(args->spec);
+    std::string json;
+    if (!args->json.empty()) json = experiment::to_json(r).dump(2) + "\n";
+    fmt::print("{}", r.report);
+    fmt::print("{}", experiment::summary(r));
+    std::fflush(stdout);
+    if (!args->json.empty()) write_file_atomic(args->json, json);
+  });
+}
+
 }  // namespace schedlab::cli

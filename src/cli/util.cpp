@@ -1,0 +1,69 @@
+#include "cli/util.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+
+namespace schedlab::cli {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable) {
+  cmd->add_option("--machine", spec.machine, "machine profile name or path to a .toml file")
+      ->capture_default_str();
+  cmd->add_option("--features", spec.features,
+                  "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");
+  cmd->add_option("--idle-disable", idle_disable,
+                  "disable idle states by name on every CPU (like cpuidle/stateN/disable)");
+  cmd->add_option("--set", spec.sets, "override a profile parameter: KEY=VALUE (repeatable)");
+}
+
+void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable) {
+  spec.idle_disable = split_commas(idle_disable);
+  try {
+    experiment::parse_features(spec.features);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  experiment::load_machine(spec);  // ProfileError -> exit 2
+}
+
+experiment::RunResult run_guarded(const experiment::RunSpec& spec) {
+  try {
+    return experiment::run_one(spec);
+  } catch (const workload::WorkloadError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw UsageError(fmt::format("{}: cannot write", path));
+    f << content;
+    if (!f.good()) {
+      std::remove(tmp.c_str());
+      throw UsageError(fmt::format("{}: write failed", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UsageError(fmt::format("{}: cannot write", path));
+  }
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,20 @@
+// Option plumbing shared by the commands that simulate (run, ab).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "experiment/run.hpp"
+
+namespace schedlab::cli {
+
+// --machine, --features, --idle-disable, --set.
+void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable);
+// Splits --idle-disable and validates machine + features early (clear errors, exit 2).
+void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable);
+// run_one() with bad input turned into UsageError.
+experiment::RunResult run_guarded(const experiment::RunSpec& spec);
+// Writes a file via a temporary in the same directory and rename(), so no partial file is left.
+void write_file_atomic(const std::string& path, const std::string& content);
+std::vector<std::string> split_commas(const std::string& s);
+
+}  // namespace schedlab::cli

@@ -1,0 +1,52 @@
+// One simulated run: machine + features + seed + benchmark command line -> metrics + counters.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.hpp"
+#include "workload/workload.hpp"
+
+namespace schedlab::experiment {
+
+struct RunSpec {
+  std::string machine = "tiny-4";           // profile name or path
+  std::string features;                     // "SM_IDLE,NO_SIS_UTIL"
+  uint64_t seed = 1;
+  std::vector<std::string> idle_disable;    // state names
+  std::vector<std::string> sets;            // KEY=VALUE
+  std::vector<std::string> command;         // benchmark argv
+  trace::TraceSink* sink = nullptr;         // optional
+};
+
+struct RunResult {
+  std::string machine;
+  std::string features;    // as given (normalised to the non-default set)
+  uint64_t seed = 0;
+  std::string command;
+  std::string report;      // the tool's own result lines
+  std::vector<workload::Metric> metrics;
+  kernel::CpuCounters total;
+  std::vector<kernel::CpuCounters> per_cpu;
+  std::vector<std::string> idle_state_names;  // + "default_idle" last
+  int64_t simulated_ns = 0;
+  uint64_t events = 0;
+  int nr_cpus = 0;
+};
+
+// Loads the machine, applies --set and --idle-disable; throws machine::ProfileError.
+machine::Machine load_machine(const RunSpec& spec);
+// Parses features; throws std::invalid_argument.
+kernel::Features parse_features(const std::string& list);
+// Runs one simulation. Throws workload::WorkloadError / machine::ProfileError on bad input and
+// std::runtime_error if the benchmark did not complete within its time limit.
+RunResult run_one(const RunSpec& spec);
+RunResult run_one(const machine::Machine& m, const RunSpec& spec);
+
+nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
+                                     const std::vector<std::string>& idle_names);
+nlohmann::ordered_json to_json(const RunResult& r);
+// The short human summary printed after the tool's lines.
+std::string summary(const RunResult& r);
+
+}  // namespace schedlab::experiment
