@@ -40,6 +40,7 @@ Kernel::Kernel(const machine::Machine& m, const Features& f, const KernelOptions
     llcs_[l].cpus = m_.topo.llc_cpus(l);
     llcs_[l].nr_idle_scan = static_cast<int>(llcs_[l].cpus.size());
     llcs_[l].idle_mask.assign(n, false);
+    for (int c : llcs_[l].cpus) llcs_[l].idle_mask[c] = true;  // the RFC starts from the span
     llcs_[l].has_idle_cores = m_.topo.threads_per_core > 1;
   }
   build_sched_domains();

@@ -11,6 +11,9 @@ namespace {
 constexpr size_t kMenuIntervals = 8;          // menu.c INTERVALS
 constexpr int64_t kPollMinNs = 10000;         // CPUIDLE_POLL_MIN
 constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400 us^2
+// menu_update(): a wakeup by the tick says little about how long the idle period would have
+// been; menu records 9/10 of MAX_INTERESTING (50 ms) instead.
+constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
 }  // namespace
 
 void Kernel::update_idle_cpumask(Rq& rq, bool idle) {
@@ -158,7 +161,8 @@ void Kernel::idle_wake(Rq& rq, Irq* irq) {
   ev_.cancel(rq.polling_wake_event);
   const int nst = static_cast<int>(m_.idle_states.size());
   int state = rq.idle_state;
-  record_idle(rq, (ev_.now() - rq.idle_start).count());
+  bool by_tick = irq && irq->kind == Irq::Tick;
+  record_idle(rq, by_tick ? kTickWakeupNs : (ev_.now() - rq.idle_start).count());
   if (sink_) sink_->cpu_idle(ev_.now(), rq.cpu, -1);
   int64_t exit = state < nst ? m_.idle_states[state].wake_cost_ns : 0;
   rq.idle_state = -1;

@@ -1,0 +1,207 @@
+// The three idle-path mechanisms, each shown by its effect on the counters.
+#include <gtest/gtest.h>
+
+#include "../common/behaviors.hpp"
+#include "../common/fixture.hpp"
+#include "kernel/kernel.hpp"
+
+using namespace schedlab;
+using namespace schedlab::fixture;
+using kernel::Features;
+using kernel::Kernel;
+using kernel::KernelOptions;
+using kernel::KernelPath;
+using kernel::KernelTestPeer;
+using sim::Time;
+
+namespace {
+
+Features feats(const std::string& s) {
+  Features f;
+  f.apply(s);
+  return f;
+}
+
+struct Storm {
+  std::unique_ptr<Kernel> k;
+  Task* caller = nullptr;
+};
+
+// A kernel thread on CPU 0 sends `n` synchronous call-functions to idle CPU 1, optionally
+// sleeping `gap_ns` between them.
+Storm call_storm(const std::string& features, int n, int64_t gap_ns) {
+  Storm s;
+  s.k = std::make_unique<Kernel>(test_machine(1, 2, 1, 2), feats(features), KernelOptions{1, nullptr});
+  s.caller = s.k->create_task("ipistorm/0", lambda([n, gap_ns](Kernel&, Task&, int i) {
+                                if (i == 0) return Action::sleep(100000);
+                                int call = gap_ns > 0 ? (i - 1) / 2 : i - 1;
+                                if (call >= n) return Action::exit();
+                                if (gap_ns > 0 && (i - 1) % 2 == 1) return Action::sleep(gap_ns);
+                                return Action::call_func(1, 0, true);
+                              }),
+                              pinned(0));
+  s.k->run(Time::sec(10));
+  return s;
+}
+
+}  // namespace
+
+TEST(SmIdle, SkipsPickNextTaskFromIdleButNotScheduleIdle) {
+  auto off = call_storm("", 200, 50000);
+  auto on = call_storm("SM_IDLE", 200, 50000);
+  const auto& c_off = off.k->rq(1).c;
+  const auto& c_on = on.k->rq(1).c;
+  EXPECT_EQ(c_off.csd_run, 200);
+  EXPECT_EQ(c_on.csd_run, 200);
+  EXPECT_GT(c_off.pick_next_task_from_idle, 0);
+  EXPECT_EQ(c_on.pick_next_task_from_idle, 0);
+  EXPECT_EQ(c_on.schedule_idle_calls, c_off.schedule_idle_calls);
+  EXPECT_EQ(c_on.sm_idle_fastpath, c_on.schedule_idle_calls);
+  // Nothing to balance either way, but the newidle attempt itself is skipped.
+  EXPECT_GT(c_off.newidle_calls, 0);
+  EXPECT_EQ(c_on.newidle_calls, 0);
+}
+
+TEST(SmIdle, BackToBackStormFinishesSooner) {
+  auto off = call_storm("", 2000, 0);
+  auto on = call_storm("SM_IDLE", 2000, 0);
+  EXPECT_EQ(on.k->rq(1).c.pick_next_task_from_idle, 0);
+  EXPECT_LT(on.caller->exit_time, off.caller->exit_time);
+  EXPECT_LT(on.k->rq(1).c.kernel_ns[static_cast<int>(KernelPath::ScheduleIdle)],
+            off.k->rq(1).c.kernel_ns[static_cast<int>(KernelPath::ScheduleIdle)]);
+}
+
+namespace {
+// 16 CPUs in one LLC, no SMT; long-running hogs on CPUs 2-15; CPUs 0 and 1 idle.
+std::unique_ptr<Kernel> busy_llc(const std::string& features) {
+  auto k = std::make_unique<Kernel>(test_machine(1, 16, 1, 16), feats(features),
+                                    KernelOptions{1, nullptr});
+  for (int c = 2; c < 16; ++c)
+    k->create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+                   pinned(c));
+  return k;
+}
+}  // namespace
+
+TEST(IdleCpumask, VisitsOnlyIdleCpusOnABusyLlc) {
+  int64_t scanned[2], cost[2];
+  int found[2];
+  int i = 0;
+  for (const char* f : {"NO_SIS_UTIL", "NO_SIS_UTIL,IDLE_CPUMASK"}) {
+    auto k = busy_llc(f);
+    k->run(Time::ms(10));  // every busy CPU has ticked: its stale bit is cleared
+    Task p;
+    p.cpu = 2;
+    cost[i] = 0;
+    found[i] = KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost[i]);
+    scanned[i] = k->rq(2).c.sis_scanned;
+    EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 0);
+    ++i;
+  }
+  EXPECT_EQ(found[0], 0);
+  EXPECT_EQ(found[1], 0);
+  EXPECT_EQ(scanned[0], 14);  // CPUs 3..15 busy, then 0
+  EXPECT_EQ(scanned[1], 1);   // only CPU 0's bit is visited before it is found
+  EXPECT_LT(cost[1], cost[0]);
+}
+
+TEST(IdleCpumask, StaleBitsBeforeTheTickAreVisitedAndCounted) {
+  auto k = busy_llc("NO_SIS_UTIL,IDLE_CPUMASK");
+  k->run(Time::us(300));  // hogs started at 0 but no tick has cleared their bits yet
+  Task p;
+  p.cpu = 2;
+  int64_t cost = 0;
+  int found = KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost);
+  EXPECT_EQ(found, 0);
+  EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 13);
+}
+
+TEST(IdleCpumask, CombinesWithSisUtilLimit) {
+  auto k = busy_llc("IDLE_CPUMASK");
+  k->run(Time::us(300));
+  KernelTestPeer::llc(*k, 0).nr_idle_scan = 4;
+  Task p;
+  p.cpu = 2;
+  int64_t cost = 0;
+  EXPECT_EQ(KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
+  EXPECT_LE(k->rq(2).c.sis_scanned, 4);
+}
+
+namespace {
+struct PingPong {
+  std::unique_ptr<Kernel> k;
+  Task* a = nullptr;
+  Task* b = nullptr;
+  Task* c = nullptr;
+};
+
+// a (CPU 0) and b (CPU 1) ping-pong `rounds` times with `work` ns of compute per turn.
+// Optionally a is SCHED_FIFO and a fair task c on CPU 0 wakes every 200 us for 20 us of work.
+PingPong ping_pong(const std::string& features, int rounds, bool rt_with_fair = false) {
+  PingPong r;
+  r.k = std::make_unique<Kernel>(test_machine(1, 2, 1, 2), feats(features),
+                                 KernelOptions{1, nullptr});
+  auto* pr = &r;
+  kernel::TaskOptions ob = pinned(1, true);
+  r.b = r.k->create_task("pong", lambda([pr, rounds](Kernel&, Task&, int n) {
+                           int round = n / 3;
+                           if (round >= rounds) return Action::exit();
+                           switch (n % 3) {  // starts blocked: woken first
+                             case 0: return Action::compute(2000);
+                             case 1: return Action::wake(pr->a, true);
+                             default: return Action::block();
+                           }
+                         }),
+                         ob);
+  kernel::TaskOptions oa = pinned(0);
+  if (rt_with_fair) {
+    oa.policy = kernel::Policy::Fifo;
+    oa.rt_prio = 50;
+  }
+  r.a = r.k->create_task("ping", lambda([pr, rounds](Kernel&, Task&, int n) {
+                           int round = n / 3;
+                           if (round >= rounds) return Action::exit();
+                           switch (n % 3) {
+                             case 0: return Action::compute(2000);
+                             case 1: return Action::wake(pr->b, true);
+                             default: return Action::block();
+                           }
+                         }),
+                         oa);
+  if (rt_with_fair) {
+    r.c = r.k->create_task("fair", lambda([rounds](Kernel&, Task&, int n) {
+                             if (n >= 40) return Action::exit();
+                             return n % 2 == 0 ? Action::sleep(200000) : Action::compute(20000);
+                           }),
+                           pinned(0));
+  }
+  r.k->run(Time::sec(10));
+  return r;
+}
+}  // namespace
+
+TEST(IdleSpin, PingPongSkipsIdleAndSwitches) {
+  auto off = ping_pong("", 500);
+  auto on = ping_pong("IDLE_SPIN", 500);
+  auto t_off = off.k->total();
+  auto t_on = on.k->total();
+  int64_t idle_entries_off = 0, idle_entries_on = 0;
+  for (auto u : t_off.idle_usage) idle_entries_off += u;
+  for (auto u : t_on.idle_usage) idle_entries_on += u;
+  EXPECT_LT(idle_entries_on, idle_entries_off);
+  EXPECT_LT(t_on.context_switches, t_off.context_switches);
+  EXPECT_GT(t_on.idle_spin_hit, 0);
+  EXPECT_GT(t_on.kernel_ns[static_cast<int>(KernelPath::Spin)], 0);
+  EXPECT_EQ(t_off.kernel_ns[static_cast<int>(KernelPath::Spin)], 0);
+  // Round trips complete sooner.
+  EXPECT_LT(on.a->exit_time, off.a->exit_time);
+}
+
+TEST(IdleSpin, SpinningRtTaskHidesQueuedFairTask) {
+  auto off = ping_pong("", 2000, true);
+  auto on = ping_pong("IDLE_SPIN", 2000, true);
+  EXPECT_EQ(off.k->total().idle_spin_hidden_ns, 0);
+  EXPECT_GT(on.k->total().idle_spin_hidden_ns, 0);
+  // The fair task waited longer for the CPU.
+  EXPECT_GT(on.c->run_delay_ns, off.c->run_delay_ns);
+}

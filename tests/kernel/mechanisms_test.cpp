@@ -1,0 +1,216 @@
+// The mechanisms of the core model, each shown by its effect on the counters.
+#include <gtest/gtest.h>
+
+#include "../common/behaviors.hpp"
+#include "../common/fixture.hpp"
+#include "kernel/kernel.hpp"
+
+using namespace schedlab;
+using namespace schedlab::fixture;
+using kernel::Features;
+using kernel::Kernel;
+using kernel::KernelOptions;
+using kernel::KernelPath;
+using kernel::KernelTestPeer;
+using sim::Time;
+
+namespace {
+
+constexpr int kCallFunc = static_cast<int>(trace::IpiKind::CallFunctionSingle);
+
+// Two cores without SMT in one LLC.
+machine::Machine two_cpus() { return test_machine(1, 2, 1, 2); }
+
+machine::Machine non_polling(machine::Machine m) {
+  for (auto& s : m.idle_states) {
+    if (s.name == "POLL") s.disabled = true;
+    s.polling = false;  // HLT / I/O-port style states: the waker must send an IPI
+  }
+  return m;
+}
+
+// Task on CPU 0 sleeps; a task on CPU 1 wakes it after `gap`.
+struct WakeIdleCpu {
+  std::unique_ptr<Kernel> k;
+  explicit WakeIdleCpu(const machine::Machine& m, Time gap) {
+    k = std::make_unique<Kernel>(m, Features(), KernelOptions{1, nullptr});
+    Task* sleeper = k->create_task("sleeper", lambda([](Kernel&, Task&, int n) {
+                                     if (n == 0) return Action::block();
+                                     if (n == 1) return Action::compute(1000);
+                                     return Action::exit();
+                                   }),
+                                   pinned(0, true));
+    k->create_task("waker", lambda([sleeper, gap](Kernel&, Task&, int n) {
+                     if (n == 0) return Action::sleep(gap.count());
+                     if (n == 1) return Action::wake(sleeper, false);
+                     return Action::exit();
+                   }),
+                   pinned(1));
+    k->run(Time::ms(100));
+  }
+};
+
+}  // namespace
+
+TEST(Mechanisms, WakingPollingIdleCpuSendsNoIpi) {
+  WakeIdleCpu r(two_cpus(), Time::us(500));
+  auto t = r.k->total();
+  EXPECT_EQ(t.ipi_sent[0] + t.ipi_sent[1], 0);
+  EXPECT_GE(t.wake_polling_no_ipi, 1);
+  EXPECT_EQ(r.k->rq(0).c.ipi_received[kCallFunc], 0);
+}
+
+TEST(Mechanisms, WakingNonPollingIdleCpuSendsIpiAndPaysExitLatency) {
+  auto m = non_polling(two_cpus());
+  WakeIdleCpu r(m, Time::us(500));
+  auto t = r.k->total();
+  EXPECT_EQ(t.wake_polling_no_ipi, 0);
+  EXPECT_GE(t.ipi_sent[kCallFunc], 1);
+  EXPECT_GE(r.k->rq(0).c.ipi_received[kCallFunc], 1);
+  // CPU 0 sat in a non-polling state and paid at least that state's real exit cost.
+  int64_t min_exit = INT64_MAX;
+  for (const auto& s : m.idle_states)
+    if (!s.disabled) min_exit = std::min(min_exit, s.wake_cost_ns);
+  EXPECT_GE(r.k->rq(0).c.kernel_ns[static_cast<int>(KernelPath::IdleExit)], min_exit);
+}
+
+TEST(Mechanisms, CallFunctionToPollingIdleCpuGoesThroughScheduleIdle) {
+  Kernel k(two_cpus(), Features(), KernelOptions{1, nullptr});
+  k.create_task("caller", lambda([](Kernel&, Task&, int n) {
+                  if (n == 0) return Action::sleep(200000);
+                  if (n == 1) return Action::call_func(1, 0, true);
+                  return Action::exit();
+                }),
+                pinned(0));
+  k.run(Time::ms(10));
+  const auto& c1 = k.rq(1).c;
+  EXPECT_EQ(c1.csd_run, 1);
+  EXPECT_EQ(k.total().ipi_sent[kCallFunc], 0);
+  EXPECT_EQ(k.rq(0).c.wake_polling_no_ipi, 1);
+  EXPECT_GE(c1.schedule_idle_calls, 1);
+  EXPECT_GE(c1.pick_next_task_from_idle, 1);  // SM_IDLE is off: a full pick follows
+}
+
+TEST(Mechanisms, DisabledIdleStatesAreNeverEntered) {
+  auto m = test_machine();
+  machine::disable_idle_states(m, {"C1", "C6"});
+  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  Task* a = nullptr;
+  Task* b = nullptr;
+  // Ping-pong with long sleeps so that the governor would like deep states.
+  b = k.create_task("b", lambda([&a](Kernel&, Task&, int n) {
+                      if (n >= 40) return Action::exit();
+                      return n % 2 == 0 ? Action::block() : Action::wake(a, false);
+                    }),
+                    pinned(1, true));
+  a = k.create_task("a", lambda([&b](Kernel&, Task&, int n) {
+                      if (n >= 40) return Action::exit();
+                      return n % 2 == 0 ? Action::sleep(2000000) : Action::wake(b, false);
+                    }),
+                    pinned(0));
+  k.run(Time::ms(200));
+  auto t = k.total();
+  for (size_t i = 0; i < m.idle_states.size(); ++i) {
+    if (!m.idle_states[i].disabled) continue;
+    EXPECT_EQ(t.idle_usage[i], 0) << m.idle_states[i].name;
+    EXPECT_EQ(t.idle_ns[i], 0) << m.idle_states[i].name;
+  }
+  EXPECT_GT(t.idle_usage[0], 0);  // POLL is all that is left
+}
+
+TEST(Mechanisms, SelectIdleCpuNeverVisitsMoreThanSisUtilAllows) {
+  // 16 CPUs in one LLC, no SMT; 8 busy hogs on CPUs 0-7, CPUs 8-15 idle.
+  auto m = test_machine(1, 16, 1, 16);
+  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  for (int c = 0; c < 8; ++c)
+    k.create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+                  pinned(c));
+  Task p;
+  p.cpu = 0;
+  k.run(Time::ms(5));
+  auto& sds = KernelTestPeer::llc(k, 0);
+  for (int limit : {0, 1, 3, 7}) {
+    sds.nr_idle_scan = limit;
+    auto before = k.rq(0).c.sis_scanned;
+    int64_t cost = 0;
+    // Scan starts after target 0: CPUs 1-7 are busy, so an idle CPU is 8 probes away.
+    int found = KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost);
+    auto scanned = k.rq(0).c.sis_scanned - before;
+    EXPECT_LE(scanned, limit) << "nr_idle_scan=" << limit;
+    EXPECT_EQ(found, -1) << "nr_idle_scan=" << limit;
+  }
+  sds.nr_idle_scan = 16;
+  int64_t cost = 0;
+  EXPECT_EQ(KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost), 8);
+}
+
+TEST(Mechanisms, SisUtilStopsScanningOnABusyLlc) {
+  // All 4 CPUs of the LLC busy for a while: the periodic balance drives nr_idle_scan to 0.
+  auto m = test_machine(1, 4, 1, 4);
+  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  for (int c = 0; c < 4; ++c)
+    k.create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+                  pinned(c));
+  k.run(Time::ms(300));
+  EXPECT_EQ(k.llc_shared(0).nr_idle_scan, 0);
+  Task p;
+  p.cpu = 0;
+  int64_t cost = 0;
+  auto before = k.rq(0).c.sis_scanned;
+  EXPECT_EQ(KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost), -1);
+  EXPECT_EQ(k.rq(0).c.sis_scanned, before);
+}
+
+TEST(Mechanisms, NewidleBalanceSkippedWhenAvgIdleBelowCost) {
+  for (bool cheap : {false, true}) {
+    auto m = test_machine(1, 2, 1, 2);
+    Kernel k(m, Features(), KernelOptions{1, nullptr});
+    // CPU 0 runs a task that blocks after 100 us; three runnable tasks wait on CPU 1
+    // (created after it, so CPU 0 is no longer idle when they are placed).
+    k.create_task("blocker", lambda([](Kernel&, Task&, int n) {
+                    return n == 0 ? Action::compute(100000) : Action::block();
+                  }),
+                  pinned(0));
+    for (int i = 0; i < 3; ++i) {
+      kernel::TaskOptions o;
+      o.pin_cpu = 1;
+      k.create_task("busy", lambda([](Kernel&, Task&, int n) {
+                      return n < 1 ? Action::compute(5000000) : Action::exit();
+                    }),
+                    o);
+    }
+    auto& rq0 = KernelTestPeer::rq(k, 0);
+    rq0.avg_idle = cheap ? 10000000 : 10;
+    for (auto& sd : rq0.sd) sd.max_newidle_lb_cost = 50000;
+    k.run(Time::us(150));
+    const auto& c = k.rq(0).c;
+    EXPECT_GE(c.newidle_calls, 1);
+    if (cheap) {
+      EXPECT_GE(c.newidle_pulled, 1);
+      EXPECT_GT(c.kernel_ns[static_cast<int>(KernelPath::NewidleBalance)], 0);
+    } else {
+      EXPECT_EQ(c.newidle_pulled, 0);
+      EXPECT_EQ(c.newidle_skipped, c.newidle_calls);
+      EXPECT_EQ(c.kernel_ns[static_cast<int>(KernelPath::NewidleBalance)], 0);
+    }
+  }
+}
+
+TEST(Mechanisms, TimeIsConservedPerCpuAndEveryTaskAccountedFor) {
+  auto m = test_machine();
+  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  std::vector<Task*> ts;
+  for (int i = 0; i < 6; ++i)
+    ts.push_back(k.create_task("w", lambda([](Kernel&, Task&, int n) {
+                                 if (n > 30) return Action::exit();
+                                 return n % 2 ? Action::compute(300000) : Action::sleep(100000);
+                               }),
+                               {}));
+  k.run(Time::sec(1));
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const auto& cc = k.rq(c).c;
+    EXPECT_EQ(cc.busy_ns + cc.kernel_total_ns() + cc.idle_total_ns(), k.end_time().count());
+  }
+  for (Task* t : ts) EXPECT_EQ(t->state, kernel::TaskState::Dead);
+  for (int c = 0; c < k.nr_cpus(); ++c) EXPECT_EQ(k.nr_running(c), 0);
+}
