@@ -24,8 +24,9 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "simulate one benchmark run on a modeled machine");
   add_model_options(cmd, args->spec, args->idle_disable);
-  cmd->add_option("--seed", args->spec.seed, "random seed (same seed, same output)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option_function<std::string>(
+      "--seed", [args](const std::string& v) { args->spec.seed = parse_seed(v); },
+      "random seed (same seed, same output)");
   cmd->add_option("--json", args->json, "write metrics and counters (total and per CPU) as JSON");
   cmd->add_option("command", args->spec.command, "benchmark command line, after --")
       ->required();

@@ -19,6 +19,12 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+uint64_t parse_seed(const std::string& v) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
+    throw UsageError(fmt::format("--seed: '{}' is not a non-negative integer", v));
+  return std::stoull(v);
+}
+
 void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable) {
   cmd->add_option("--machine", spec.machine, "machine profile name or path to a .toml file")
       ->capture_default_str();
