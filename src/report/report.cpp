@@ -42,7 +42,8 @@ std::string verdict_text(const std::string& label, const std::string& base, doub
   else
     what = fmt::format("{} is {:.2f}% {} than {}", label, std::fabs(pct),
                        pct > 0 ? "better" : "worse", base);
-  return fmt::format("{} (KS p={}, {} at {})", what, fmt_p(p),
+  const std::string ptext = fmt_p(p);
+  return fmt::format("{} (KS p{}{}, {} at {})", what, ptext[0] == '<' ? "" : "=", ptext,
                      significant ? "significant" : "difference not significant",
                      alpha_text(alpha));
 }
@@ -70,7 +71,7 @@ struct Grid {
   std::vector<std::vector<std::string>> rows;
 };
 
-Grid grid_for(const MetricResult& m) {
+Grid grid_for(const MetricResult& m, bool pad) {
   const ValueFormat vf = value_format_for(m);
   Grid g;
   g.header.push_back("");
@@ -84,7 +85,8 @@ Grid grid_for(const MetricResult& m) {
   row("Min", [&](const SetResult& s, std::size_t) { return vf(s.summary.min); });
   row("Median", [&](const SetResult& s, std::size_t) { return vf(s.summary.median); });
   row("Amean", [&](const SetResult& s, std::size_t) {
-    return fmt::format("{} ({:>8})", vf(s.summary.mean), fmt_pct(s.pct_imp));
+    return pad ? fmt::format("{} ({:>8})", vf(s.summary.mean), fmt_pct(s.pct_imp))
+               : fmt::format("{} ({})", vf(s.summary.mean), fmt_pct(s.pct_imp));
   });
   row("Stddev", [&](const SetResult& s, std::size_t) { return vf(s.summary.stddev); });
   row("CoV", [](const SetResult& s, std::size_t) { return fmt_pct(s.summary.cov * 100); });
@@ -114,7 +116,7 @@ std::string render_text(const std::vector<MetricResult>& results) {
   for (std::size_t mi = 0; mi < results.size(); ++mi) {
     const auto& m = results[mi];
     if (mi) out += "\n";
-    Grid g = grid_for(m);
+    Grid g = grid_for(m, true);
     std::vector<std::size_t> width(g.header.size(), 0);
     for (std::size_t c = 0; c < g.header.size(); ++c) width[c] = g.header[c].size();
     for (const auto& r : g.rows)
@@ -147,7 +149,7 @@ std::string render_markdown(const std::vector<MetricResult>& results) {
   for (std::size_t mi = 0; mi < results.size(); ++mi) {
     const auto& m = results[mi];
     if (mi) out += "\n";
-    Grid g = grid_for(m);
+    Grid g = grid_for(m, false);
     out += "### " + md_escape(title_of(m)) + "\n\n";
     std::string head = "|", sep = "|";
     for (std::size_t c = 0; c < g.header.size(); ++c) {
