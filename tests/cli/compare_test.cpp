@@ -21,7 +21,7 @@ struct CliRun {
   std::string err;
 };
 
-class CompareCli : public ::testing::Test {
+class cliCompare : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -73,7 +73,7 @@ class CompareCli : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(CompareCli, PlainFilesWithLabels) {
+TEST_F(cliCompare, PlainFilesWithLabels) {
   write("a.txt", "# run 1\n" + base_ + "\n");
   write("b.txt", better_);
   auto r = run("--labels base,patched --unit usec --metric wakeup a.txt b.txt");
@@ -85,7 +85,7 @@ TEST_F(CompareCli, PlainFilesWithLabels) {
       << r.out;
 }
 
-TEST_F(CompareCli, DefaultLabelsAreFileNames) {
+TEST_F(cliCompare, DefaultLabelsAreFileNames) {
   fs::create_directories(dir_ / "runs");
   write("runs/v6.8.txt", base_);
   write("runs/v6.9.txt", better_);
@@ -95,7 +95,7 @@ TEST_F(CompareCli, DefaultLabelsAreFileNames) {
       << r.out;
 }
 
-TEST_F(CompareCli, HigherIsBetterFlipsTheSign) {
+TEST_F(cliCompare, HigherIsBetterFlipsTheSign) {
   write("a.txt", base_);
   write("b.txt", better_);
   auto r = run("--higher-is-better a.txt b.txt");
@@ -104,7 +104,7 @@ TEST_F(CompareCli, HigherIsBetterFlipsTheSign) {
   EXPECT_NE(r.out.find("b.txt is 4.35% worse than a.txt"), std::string::npos) << r.out;
 }
 
-TEST_F(CompareCli, CsvJsonAndStdinInputsAgree) {
+TEST_F(cliCompare, CsvJsonAndStdinInputsAgree) {
   write("a.txt", base_);
   write("b.csv", "run,lat_us\n1,96\n2,95.5\n3,97\n4,94.8\n5,96.3\n6,95.9\n7,96.6\n8,95.1\n");
   write("c.json", "[96, 95.5, 97, 94.8, 96.3, 95.9, 96.6, 95.1]");
@@ -127,7 +127,7 @@ TEST_F(CompareCli, CsvJsonAndStdinInputsAgree) {
   }
 }
 
-TEST_F(CompareCli, CsvAndMarkdownOutputs) {
+TEST_F(cliCompare, CsvAndMarkdownOutputs) {
   write("a.txt", base_);
   write("b.txt", better_);
   auto csv = run("--format csv a.txt b.txt");
@@ -139,7 +139,7 @@ TEST_F(CompareCli, CsvAndMarkdownOutputs) {
   EXPECT_EQ(md.out.rfind("### value, Lower is better\n", 0), 0u) << md.out;
 }
 
-TEST_F(CompareCli, OutputIsByteDeterministic) {
+TEST_F(cliCompare, OutputIsByteDeterministic) {
   write("a.txt", base_);
   write("b.txt", better_);
   for (const char* f : {"text", "json", "csv"}) {
@@ -150,19 +150,19 @@ TEST_F(CompareCli, OutputIsByteDeterministic) {
   }
 }
 
-TEST_F(CompareCli, NotANumberNamesFileAndLine) {
+TEST_F(cliCompare, NotANumberNamesFileAndLine) {
   write("a.txt", base_);
   write("b.txt", "# header\n96\n\nabc\n97\n");
   expect_usage_error(run("a.txt b.txt"), "b.txt:4: not a number: 'abc'");
 }
 
-TEST_F(CompareCli, TrailingGarbageIsNotANumber) {
+TEST_F(cliCompare, TrailingGarbageIsNotANumber) {
   write("a.txt", base_);
   write("b.txt", "96\n12ms\n");
   expect_usage_error(run("a.txt b.txt"), "b.txt:2: not a number: '12ms'");
 }
 
-TEST_F(CompareCli, NanAndInfinityAreRejected) {
+TEST_F(cliCompare, NanAndInfinityAreRejected) {
   write("a.txt", base_);
   write("b.txt", "96\nnan\n");
   write("c.txt", "96\n-inf\n");
@@ -170,7 +170,7 @@ TEST_F(CompareCli, NanAndInfinityAreRejected) {
   expect_usage_error(run("a.txt c.txt"), "c.txt:2: not a finite number: '-inf'");
 }
 
-TEST_F(CompareCli, EmptySampleIsRejected) {
+TEST_F(cliCompare, EmptySampleIsRejected) {
   write("a.txt", base_);
   write("empty.txt", "# nothing measured\n\n");
   expect_usage_error(run("a.txt empty.txt"), "empty.txt: no values (empty sample)");
@@ -178,7 +178,7 @@ TEST_F(CompareCli, EmptySampleIsRejected) {
   expect_usage_error(run("a.txt empty.json"), "empty.json: no values (empty sample)");
 }
 
-TEST_F(CompareCli, MissingColumnIsRejected) {
+TEST_F(cliCompare, MissingColumnIsRejected) {
   write("a.csv", "run,lat_us\n1,3\n");
   write("b.csv", "run,latency\n1,4\n");
   expect_usage_error(run("--column lat_us a.csv b.csv"), "b.csv: no column 'lat_us' in the CSV header");
@@ -188,19 +188,19 @@ TEST_F(CompareCli, MissingColumnIsRejected) {
   expect_usage_error(run("--column lat_us a.csv d.json"), "d.json: element 1: no field 'lat_us'");
 }
 
-TEST_F(CompareCli, CsvWithSeveralColumnsNeedsColumn) {
+TEST_F(cliCompare, CsvWithSeveralColumnsNeedsColumn) {
   write("a.csv", "run,lat_us\n1,3\n");
   write("b.csv", "run,lat_us\n1,4\n");
   expect_usage_error(run("a.csv b.csv"), "a.csv: CSV has 2 columns, choose one with --column");
 }
 
-TEST_F(CompareCli, BadCsvCellNamesFileAndLine) {
+TEST_F(cliCompare, BadCsvCellNamesFileAndLine) {
   write("a.csv", "lat_us\n3\n4\n");
   write("b.csv", "run,lat_us\n1,4\n2,n/a\n");
   expect_usage_error(run("--column lat_us a.csv b.csv"), "b.csv:3: not a number: 'n/a'");
 }
 
-TEST_F(CompareCli, BadJsonIsRejected) {
+TEST_F(cliCompare, BadJsonIsRejected) {
   write("a.txt", base_);
   write("b.json", "[1, 2,");
   auto r = run("a.txt b.json");
@@ -212,20 +212,20 @@ TEST_F(CompareCli, BadJsonIsRejected) {
   expect_usage_error(run("a.txt c.json"), "c.json: element 1: not a number: \"two\"");
 }
 
-TEST_F(CompareCli, UnknownFormatIsRejected) {
+TEST_F(cliCompare, UnknownFormatIsRejected) {
   write("a.txt", base_);
   write("b.txt", better_);
   expect_usage_error(run("--format xml a.txt b.txt"),
                      "unknown format 'xml' (use text, markdown, json or csv)");
 }
 
-TEST_F(CompareCli, LabelCountMismatchIsRejected) {
+TEST_F(cliCompare, LabelCountMismatchIsRejected) {
   write("a.txt", base_);
   write("b.txt", better_);
   expect_usage_error(run("--labels A,B,C a.txt b.txt"), "--labels has 3 labels for 2 files");
 }
 
-TEST_F(CompareCli, MissingFileAndSingleFileAreRejected) {
+TEST_F(cliCompare, MissingFileAndSingleFileAreRejected) {
   write("a.txt", base_);
   expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file");
   expect_usage_error(run("a.txt"), "compare needs at least two sample files (FILE_A FILE_B ...)");

@@ -59,13 +59,13 @@ std::vector<std::string> lines_of(const std::string& s) {
 
 }  // namespace
 
-TEST(ReportGolden, TextTable) { expect_golden("two_metrics.txt", render(example_metrics(), Format::Text)); }
+TEST(reportGolden, TextTable) { expect_golden("two_metrics.txt", render(example_metrics(), Format::Text)); }
 
-TEST(ReportGolden, MarkdownTable) {
+TEST(reportGolden, MarkdownTable) {
   expect_golden("two_metrics.md.txt", render(example_metrics(), Format::Markdown));
 }
 
-TEST(ReportText, HeaderNamesMetricUnitAndDirection) {
+TEST(reportText, HeaderNamesMetricUnitAndDirection) {
   auto lines = lines_of(render(example_metrics(), Format::Text));
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "wakeup-latency (usec), Lower is better");
@@ -74,7 +74,7 @@ TEST(ReportText, HeaderNamesMetricUnitAndDirection) {
   EXPECT_TRUE(found);
 }
 
-TEST(ReportText, ColumnsAreAligned) {
+TEST(reportText, ColumnsAreAligned) {
   auto metrics = example_metrics();
   auto lines = lines_of(render({metrics[0]}, Format::Text));
   // Title, then the grid (header + rows) whose right edges all line up, then verdicts.
@@ -87,7 +87,7 @@ TEST(ReportText, ColumnsAreAligned) {
   EXPECT_EQ(grid_lines, 13);  // header + 12 statistics
 }
 
-TEST(ReportText, VerdictsSayBetterWorseAndSignificance) {
+TEST(reportText, VerdictsSayBetterWorseAndSignificance) {
   auto text = render(example_metrics(), Format::Text);
   // patched latency mean 95.91 vs 100.14: 4.22% better, all 10 below all 10 -> exact KS p tiny.
   EXPECT_NE(text.find("verdict: patched is 4.22% better than base (KS p<0.0001, significant at 5%)"),
@@ -99,7 +99,7 @@ TEST(ReportText, VerdictsSayBetterWorseAndSignificance) {
   EXPECT_NE(text.find("verdict: patched is 2.83% worse than base"), std::string::npos) << text;
 }
 
-TEST(ReportAnalyze, NumbersBehindTheTable) {
+TEST(reportAnalyze, NumbersBehindTheTable) {
   auto r = analyze(example_metrics()[1]);
   ASSERT_EQ(r.sets.size(), 2u);
   EXPECT_DOUBLE_EQ(r.sets[0].normalized, 1.0);
@@ -120,7 +120,7 @@ TEST(ReportAnalyze, NumbersBehindTheTable) {
   EXPECT_LT(r.sets[1].ci->high, 0);
 }
 
-TEST(ReportAnalyze, SignificanceLevelIsAnOption) {
+TEST(reportAnalyze, SignificanceLevelIsAnOption) {
   Options strict;
   strict.alpha = 0.001;
   auto r = analyze(example_metrics()[1], strict);
@@ -129,7 +129,7 @@ TEST(ReportAnalyze, SignificanceLevelIsAnOption) {
       << r.verdicts[0].text;
 }
 
-TEST(ReportJson, MachineParseableWithStableFields) {
+TEST(reportJson, MachineParseableWithStableFields) {
   auto doc = nlohmann::json::parse(render(example_metrics(), Format::Json));
   EXPECT_EQ(doc.at("schema"), "schedlab.compare.v1");
   ASSERT_EQ(doc.at("metrics").size(), 2u);
@@ -151,7 +151,7 @@ TEST(ReportJson, MachineParseableWithStableFields) {
   EXPECT_EQ(lat.at("verdicts").at(0).at("significant"), true);
 }
 
-TEST(ReportCsv, OneRowPerMetricAndSet) {
+TEST(reportCsv, OneRowPerMetricAndSet) {
   auto lines = lines_of(render(example_metrics(), Format::Csv));
   ASSERT_EQ(lines.size(), 1u + 3u + 2u);
   EXPECT_EQ(lines[0],
@@ -163,25 +163,25 @@ TEST(ReportCsv, OneRowPerMetricAndSet) {
   for (const auto& l : lines) EXPECT_EQ(std::count(l.begin(), l.end(), ','), 22) << l;
 }
 
-TEST(ReportCsv, QuotesFieldsWithCommas) {
+TEST(reportCsv, QuotesFieldsWithCommas) {
   Metric m{"lat, p99", "", Direction::LowerIsBetter, {{"a \"x\"", {1, 2}}, {"b", {2, 3}}}};
   auto lines = lines_of(render({m}, Format::Csv));
   EXPECT_EQ(lines.at(1).rfind("\"lat, p99\",,lower_is_better,\"a \"\"x\"\"\",true,2,", 0), 0u)
       << lines.at(1);
 }
 
-TEST(Report, ByteDeterministic) {
+TEST(reportMisc, ByteDeterministic) {
   for (auto f : {Format::Text, Format::Markdown, Format::Json, Format::Csv})
     EXPECT_EQ(render(example_metrics(), f), render(example_metrics(), f)) << to_string(f);
 }
 
-TEST(Report, FormatNames) {
+TEST(reportMisc, FormatNames) {
   EXPECT_EQ(parse_format("json"), Format::Json);
   EXPECT_EQ(parse_format("markdown"), Format::Markdown);
   EXPECT_FALSE(parse_format("xml").has_value());
 }
 
-TEST(Report, RejectsBadMetrics) {
+TEST(reportMisc, RejectsBadMetrics) {
   Metric none{"x", "", Direction::LowerIsBetter, {}};
   EXPECT_THROW(render({none}, Format::Text), std::invalid_argument);
   Metric empty{"x", "", Direction::LowerIsBetter, {{"a", {1, 2}}, {"b", {}}}};
@@ -190,7 +190,7 @@ TEST(Report, RejectsBadMetrics) {
   EXPECT_THROW(render({nan}, Format::Json), std::invalid_argument);
 }
 
-TEST(Report, ZeroBaseMeanIsUndefinedNotInfinite) {
+TEST(reportMisc, ZeroBaseMeanIsUndefinedNotInfinite) {
   Metric m{"delta", "", Direction::LowerIsBetter, {{"a", {-1, 1}}, {"b", {1, 2}}}};
   auto r = analyze(m);
   EXPECT_TRUE(std::isnan(r.sets[1].pct_imp));

@@ -69,12 +69,12 @@ constexpr double kPAbs = 1e-300;
 
 }  // namespace
 
-TEST(ScipyReference, FixtureFileHasEnoughCases) {
+TEST(statsScipyReference, FixtureFileHasEnoughCases) {
   EXPECT_GE(fixtures().at("pairs").size(), 24u);
   EXPECT_EQ(fixtures().at("scipy").get<std::string>(), "1.10.1");
 }
 
-TEST(ScipyReference, KsTwoSampleMatchesScipy) {
+TEST(statsScipyReference, KsTwoSampleMatchesScipy) {
   for (const auto& pair : fixtures().at("pairs")) {
     SCOPED_TRACE(pair.at("name").get<std::string>());
     auto a = sample(pair, "a", "a_gen");
@@ -87,7 +87,7 @@ TEST(ScipyReference, KsTwoSampleMatchesScipy) {
   }
 }
 
-TEST(ScipyReference, MannWhitneyMatchesScipy) {
+TEST(statsScipyReference, MannWhitneyMatchesScipy) {
   for (const auto& pair : fixtures().at("pairs")) {
     SCOPED_TRACE(pair.at("name").get<std::string>());
     auto a = sample(pair, "a", "a_gen");
@@ -98,7 +98,7 @@ TEST(ScipyReference, MannWhitneyMatchesScipy) {
   }
 }
 
-TEST(ScipyReference, QuantilesAndSummaryMatchNumpy) {
+TEST(statsScipyReference, QuantilesAndSummaryMatchNumpy) {
   for (const auto& c : fixtures().at("quantiles")) {
     auto xs = c.at("sample").get<std::vector<double>>();
     auto qs = c.at("q").get<std::vector<double>>();
@@ -118,7 +118,7 @@ TEST(ScipyReference, QuantilesAndSummaryMatchNumpy) {
   }
 }
 
-TEST(ScipyReference, KolmogorovDistributionMatchesKstwo) {
+TEST(statsScipyReference, KolmogorovDistributionMatchesKstwo) {
   for (const auto& c : fixtures().at("kstwo_sf")) {
     const auto n = c.at("n").get<std::int64_t>();
     const double x = c.at("x").get<double>();
@@ -127,7 +127,7 @@ TEST(ScipyReference, KolmogorovDistributionMatchesKstwo) {
   }
 }
 
-TEST(ScipyReference, SmirnovDistributionMatchesScipy) {
+TEST(statsScipyReference, SmirnovDistributionMatchesScipy) {
   for (const auto& c : fixtures().at("smirnov_sf")) {
     const auto n = c.at("n").get<std::int64_t>();
     const double x = c.at("x").get<double>();

@@ -14,7 +14,7 @@ namespace {
 const std::vector<double> kWiki{2, 4, 4, 4, 5, 5, 7, 9};  // mean 5, population std 2
 }
 
-TEST(Descriptive, PopulationStdIsTheDefault) {
+TEST(statsDescriptive, PopulationStdIsTheDefault) {
   EXPECT_DOUBLE_EQ(mean(kWiki), 5.0);
   EXPECT_DOUBLE_EQ(stddev(kWiki), 2.0);
   EXPECT_DOUBLE_EQ(stddev(kWiki, StdKind::Population), 2.0);
@@ -22,7 +22,7 @@ TEST(Descriptive, PopulationStdIsTheDefault) {
   EXPECT_DOUBLE_EQ(stddev(kWiki, StdKind::Sample), std::sqrt(32.0 / 7.0));
 }
 
-TEST(Descriptive, SummaryOfKnownSample) {
+TEST(statsDescriptive, SummaryOfKnownSample) {
   auto s = summarize(kWiki);
   EXPECT_EQ(s.count, 8u);
   EXPECT_DOUBLE_EQ(s.mean, 5.0);
@@ -39,7 +39,7 @@ TEST(Descriptive, SummaryOfKnownSample) {
   EXPECT_DOUBLE_EQ(ss.stddev, std::sqrt(32.0 / 7.0));
 }
 
-TEST(Descriptive, SummaryDoesNotDependOnInputOrder) {
+TEST(statsDescriptive, SummaryDoesNotDependOnInputOrder) {
   std::vector<double> shuffled{9, 4, 5, 2, 7, 4, 5, 4};
   auto a = summarize(kWiki), b = summarize(shuffled);
   EXPECT_EQ(a.q90, b.q90);
@@ -47,7 +47,7 @@ TEST(Descriptive, SummaryDoesNotDependOnInputOrder) {
   EXPECT_EQ(a.stddev, b.stddev);
 }
 
-TEST(Descriptive, QuantileMethodsOnTenValues) {
+TEST(statsDescriptive, QuantileMethodsOnTenValues) {
   std::vector<double> x{10, 1, 9, 2, 8, 3, 7, 4, 6, 5};  // sorted 1..10
   // q = 0.25: h = 2.25 -> x[2] = 3, x[3] = 4
   EXPECT_DOUBLE_EQ(quantile(x, 0.25, QuantileMethod::Linear), 3.25);
@@ -67,14 +67,14 @@ TEST(Descriptive, QuantileMethodsOnTenValues) {
   EXPECT_DOUBLE_EQ(quantile(x, 0.0, QuantileMethod::InvertedCdf), 1.0);
 }
 
-TEST(Descriptive, QuantileMethodNamesRoundTrip) {
+TEST(statsDescriptive, QuantileMethodNamesRoundTrip) {
   for (auto m : {QuantileMethod::Linear, QuantileMethod::Lower, QuantileMethod::Higher,
                  QuantileMethod::Nearest, QuantileMethod::Midpoint, QuantileMethod::InvertedCdf})
     EXPECT_EQ(parse_quantile_method(to_string(m)), m);
   EXPECT_THROW(parse_quantile_method("type7"), std::invalid_argument);
 }
 
-TEST(Descriptive, RejectsEmptyAndNonFiniteSamples) {
+TEST(statsDescriptive, RejectsEmptyAndNonFiniteSamples) {
   std::vector<double> empty;
   EXPECT_THROW(mean(empty), std::invalid_argument);
   EXPECT_THROW(summarize(empty), std::invalid_argument);
@@ -87,19 +87,19 @@ TEST(Descriptive, RejectsEmptyAndNonFiniteSamples) {
   EXPECT_THROW(quantile(kWiki, 1.5), std::invalid_argument);
 }
 
-TEST(Descriptive, SampleStdOfOneValueIsNaN) {
+TEST(statsDescriptive, SampleStdOfOneValueIsNaN) {
   std::vector<double> one{3.0};
   EXPECT_DOUBLE_EQ(stddev(one), 0.0);
   EXPECT_TRUE(std::isnan(stddev(one, StdKind::Sample)));
 }
 
-TEST(Compare, NormalizedIsRelativeToBase) {
+TEST(statsCompare, NormalizedIsRelativeToBase) {
   EXPECT_DOUBLE_EQ(normalized(100, 100), 1.0);
   EXPECT_DOUBLE_EQ(normalized(100, 95.9), 0.959);
   EXPECT_TRUE(std::isnan(normalized(0, 1)));
 }
 
-TEST(Compare, PctImprovementSignFollowsDirection) {
+TEST(statsCompare, PctImprovementSignFollowsDirection) {
   // Latency went down from 100 to 90: 10% better when lower is better.
   EXPECT_DOUBLE_EQ(pct_improvement(100, 90, Direction::LowerIsBetter), 10.0);
   EXPECT_DOUBLE_EQ(pct_improvement(100, 110, Direction::LowerIsBetter), -10.0);
@@ -112,7 +112,7 @@ TEST(Compare, PctImprovementSignFollowsDirection) {
   EXPECT_TRUE(std::isnan(pct_improvement(0, 1, Direction::LowerIsBetter)));
 }
 
-TEST(Ks, DisjointSmallSamplesHaveExactP) {
+TEST(statsKs, DisjointSmallSamplesHaveExactP) {
   std::vector<double> a{1, 2, 3, 4, 5, 6}, b{11, 12, 13, 14, 15, 16};
   auto r = ks_2samp(a, b);
   EXPECT_DOUBLE_EQ(r.statistic, 1.0);
@@ -121,13 +121,13 @@ TEST(Ks, DisjointSmallSamplesHaveExactP) {
   EXPECT_EQ(r.method, KsMethod::Exact);
 }
 
-TEST(Ks, IdenticalSamplesGiveDZeroPOne) {
+TEST(statsKs, IdenticalSamplesGiveDZeroPOne) {
   auto r = ks_2samp(kWiki, kWiki);
   EXPECT_EQ(r.statistic, 0.0);
   EXPECT_EQ(r.pvalue, 1.0);
 }
 
-TEST(Ks, StatisticIsSymmetricAndHandlesTies) {
+TEST(statsKs, StatisticIsSymmetricAndHandlesTies) {
   std::vector<double> a{1, 1, 2, 2}, b{1, 2, 2, 2, 3, 3};
   // ECDF at 1: 2/4 vs 1/6; at 2: 1 vs 4/6; at 3: 1 vs 1 -> D = 1/3
   auto r1 = ks_2samp(a, b), r2 = ks_2samp(b, a);
@@ -136,7 +136,7 @@ TEST(Ks, StatisticIsSymmetricAndHandlesTies) {
   EXPECT_EQ(r1.pvalue, r2.pvalue);
 }
 
-TEST(Ks, ForcedAsymptoticDiffersButAgreesRoughly) {
+TEST(statsKs, ForcedAsymptoticDiffersButAgreesRoughly) {
   std::vector<double> a, b;
   for (int i = 0; i < 300; ++i) a.push_back(i * 0.37 - std::floor(i * 0.37));
   for (int i = 0; i < 200; ++i) b.push_back(i * 0.53 - std::floor(i * 0.53) + 0.05);
@@ -146,7 +146,7 @@ TEST(Ks, ForcedAsymptoticDiffersButAgreesRoughly) {
   EXPECT_NEAR(ex.pvalue, as.pvalue, 0.05);
 }
 
-TEST(Kolmogorov, ClosedFormRegions) {
+TEST(statsKolmogorov, ClosedFormRegions) {
   // n x <= 1/2: D_n >= 1/(2n) always.
   EXPECT_EQ(kolmogorov_sf(10, 0.04), 1.0);
   // x >= 1 - 1/n: Pr(D_n > x) = 2 (1 - x)^n
@@ -156,13 +156,13 @@ TEST(Kolmogorov, ClosedFormRegions) {
   EXPECT_NEAR(kolmogorov_sf(1, 0.7), 0.6, 1e-15);
 }
 
-TEST(Smirnov, OneSampleOfOne) {
+TEST(statsSmirnov, OneSampleOfOne) {
   // D_1^+ = 1 - U: Pr(D_1^+ >= x) = 1 - x
   EXPECT_NEAR(smirnov_sf(1, 0.25), 0.75, 1e-15);
   EXPECT_EQ(smirnov_sf(5, 0.0), 1.0);
 }
 
-TEST(Mwu, ExactSmallSampleByCounting) {
+TEST(statsMwu, ExactSmallSampleByCounting) {
   // x entirely below y: U1 = 0; exactly 1 of C(7,3) = 35 orderings is as extreme on each side.
   std::vector<double> x{1, 2, 3}, y{4, 5, 6, 7};
   auto r = mann_whitney_u(x, y);
@@ -174,7 +174,7 @@ TEST(Mwu, ExactSmallSampleByCounting) {
   EXPECT_NEAR(s.pvalue, 2.0 / 35.0, 1e-15);
 }
 
-TEST(Mwu, TiesSwitchToNormalApproximation) {
+TEST(statsMwu, TiesSwitchToNormalApproximation) {
   std::vector<double> x{1, 2, 2, 3}, y{2, 3, 4, 5};
   auto r = mann_whitney_u(x, y);
   EXPECT_EQ(r.method, MwuMethod::Asymptotic);
@@ -185,7 +185,7 @@ TEST(Mwu, TiesSwitchToNormalApproximation) {
   EXPECT_LT(r.pvalue, 0.2);
 }
 
-TEST(Bootstrap, DeterministicForASeed) {
+TEST(statsBootstrap, DeterministicForASeed) {
   std::vector<double> a{10, 11, 9, 10.5, 10.2, 9.8, 10.1, 10.4};
   std::vector<double> b{9, 9.5, 8.7, 9.2, 9.1, 9.4, 9.0, 8.9};
   auto c1 = bootstrap_mean_diff_ci(a, b, 0.95, 1000, 7);
@@ -204,14 +204,14 @@ TEST(Bootstrap, DeterministicForASeed) {
   EXPECT_THROW(bootstrap_mean_diff_ci(a, b, 1.0, 1000, 7), std::invalid_argument);
 }
 
-TEST(Bootstrap, ConstantSamplesGiveAPointInterval) {
+TEST(statsBootstrap, ConstantSamplesGiveAPointInterval) {
   std::vector<double> a(5, 3.0), b(7, 4.0);
   auto c = bootstrap_mean_diff_ci(a, b);
   EXPECT_DOUBLE_EQ(c.low, 1.0);
   EXPECT_DOUBLE_EQ(c.high, 1.0);
 }
 
-TEST(Xoshiro, BelowStaysInRangeAndCoversIt) {
+TEST(statsXoshiro, BelowStaysInRangeAndCoversIt) {
   Xoshiro256 rng(42);
   std::vector<int> hits(7, 0);
   for (int i = 0; i < 7000; ++i) {
