@@ -98,7 +98,7 @@ def gen(seed, n, loc, scale, floor=False):
     return {"seed": seed, "n": n, "loc": loc, "scale": scale, "floor": floor}
 
 
-# Large samples (max(n) > 10000): asymptotic KS through the different kstwo regimes.
+# Large samples: asymptotic KS (max(n) > 10000) through the different kstwo regimes.
 big = [
     ("asymp_same_12000_11000", gen(1, 12000, 0.0, 1.0), gen(2, 11000, 0.0, 1.0)),
     ("asymp_shift_12000_11000", gen(3, 12000, 0.0, 1.0), gen(4, 11000, 0.02, 1.0)),
@@ -107,6 +107,9 @@ big = [
     ("asymp_small_en_shift_10500_60", gen(9, 10500, 0.0, 1.0), gen(10, 60, 0.35, 1.0)),
     ("asymp_ties_20000_12000", gen(11, 20000, 0.0, 50.0, True), gen(12, 12000, 1.0, 50.0, True)),
     ("asymp_tiny_shift_30000_30000", gen(13, 30000, 0.0, 1.0), gen(14, 30000, 0.004, 1.0)),
+    # Largest exact cases (max(n) <= 10000), unequal and equal sizes.
+    ("exact_band_10000_9999_shift", gen(15, 10000, 0.0, 1.0), gen(16, 9999, 0.03, 1.0)),
+    ("exact_square_8000_8000_shift", gen(17, 8000, 0.0, 1.0), gen(18, 8000, 0.04, 1.0)),
 ]
 for name, ga, gb in big:
     add_pair(name, None, None, ga, gb)
