@@ -66,6 +66,12 @@ std::string read_all(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// Spreadsheets often save a UTF-8 byte order mark; it is not part of the first field.
+std::string strip_bom(std::string text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
+}
+
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::string cur;
@@ -123,8 +129,8 @@ std::vector<double> read_csv(const std::string& name, const std::string& text,
                              const std::string& column) {
   auto lines = split_lines(text);
   std::size_t li = 0;
-  while (li < lines.size() && trim(lines[li]).empty()) ++li;
-  if (li == lines.size()) throw UsageError(fmt::format("{}: no values", name));
+  while (li < lines.size() && (trim(lines[li]).empty() || trim(lines[li]).front() == '#')) ++li;
+  if (li == lines.size()) return {};  // no header, no values: reported as an empty sample
   const auto header = csv_fields(trim(lines[li]), fmt::format("{}:{}", name, li + 1));
   std::size_t col = 0;
   if (column.empty()) {
@@ -208,7 +214,7 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 std::vector<double> read_sample(const std::string& path, const std::string& column) {
   const std::string name = path == "-" ? "<stdin>" : path;
-  const std::string text = read_all(path);
+  const std::string text = strip_bom(read_all(path));
   std::vector<double> vals;
   if (ends_with(path, ".csv"))
     vals = read_csv(name, text, column);

@@ -188,6 +188,24 @@ TEST_F(cliCompare, MissingColumnIsRejected) {
   expect_usage_error(run("--column lat_us a.csv d.json"), "d.json: element 1: no field 'lat_us'");
 }
 
+TEST_F(cliCompare, CsvSingleColumnBomCommentsAndQuotes) {
+  write("a.csv", "\xEF\xBB\xBF# exported from a spreadsheet\nlatency\n3\n\n4\n");
+  write("b.txt", "5\n6\n");
+  auto r = run("--format csv a.csv b.txt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);
+  EXPECT_NE(r.out.find(",a.csv,true,2,3.5,"), std::string::npos) << r.out;
+  // Quoted header and cells (commas and doubled quotes inside quotes).
+  write("c.csv", "\"run, id\",\"lat \"\"us\"\"\"\n\"x,1\",\" 5 \"\n\"x,2\",6\n");
+  write("d.csv", "\"lat \"\"us\"\"\"\n7\n8\n");
+  r = run("--column 'lat \"us\"' --format csv c.csv d.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(",c.csv,true,2,5.5,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",d.csv,false,2,7.5,"), std::string::npos) << r.out;
+  write("empty.csv", "lat\n");
+  expect_usage_error(run("a.csv empty.csv"), "empty.csv: no values (empty sample)");
+}
+
 TEST_F(cliCompare, CsvWithSeveralColumnsNeedsColumn) {
   write("a.csv", "run,lat_us\n1,3\n");
   write("b.csv", "run,lat_us\n1,4\n");
