@@ -1,6 +1,141 @@
-// Placeholder until the `ab` command lands (see its issue); registers nothing.
+// schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
+//             [--format text|markdown|json|csv] -- <benchmark command line>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
+#include "experiment/ab.hpp"
 
 namespace schedlab::cli {
-void register_ab(CLI::App&) {}
+
+namespace {
+struct AbArgs {
+  experiment::RunSpec spec;
+  std::string idle_disable;
+  std::string base, test;
+  int runs = 10;
+  int jobs = 0;
+  std::string format = "text";
+  std::string seed = "1";
+  std::string json;
+};
+std::string num(double v) {
+  if (std::isnan(v)) return "-";
+  if (std::fabs(v) >= 100) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+// Key counters, one row each: AMean (CoV) per side, normalized, pct imp, KS p.
+std::string counters_table(const std::vector<report::Metric>& ms, bool markdown) {
+  std::string out;
+  if (ms.empty()) return out;
+  auto res0 = report::analyze(ms.front());
+  const std::string& la = res0.sets[0].label;
+  const std::string& lb = res0.sets[1].label;
+  if (markdown) {
+    out += fmt::format("| counter | {} AMean | {} AMean | normalized | pct imp | KS p |\n", la, lb);
+    out += "|---|---:|---:|---:|---:|---:|\n";
+  } else {
+    out += "Key counters per run (lower is better):\n";
+    out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
+                       lb.substr(0, 14), "normalized", "pct imp", "KS p");
+  }
+  for (const auto& m : ms) {
+    auto res = report::analyze(m);
+    const auto& a = res.sets[0];
+    const auto& b = res.sets[1];
+    std::string name = m.name + (m.unit.empty() ? "" : " (" + m.unit + ")");
+    double p = b.ks ? b.ks->pvalue : 1.0;
+    std::string sig = p < 0.05 ? "*" : " ";
+    if (markdown)
+      out += fmt::format("| {} | {} | {} | {} | {} | {:.4f}{} |\n", name, num(a.summary.mean),
+                         num(b.summary.mean), num(b.normalized),
+                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), p, sig);
+    else
+      out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>7.4f}{}\n", name, num(a.summary.mean),
+                         num(b.summary.mean), num(b.normalized),
+                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), p, sig);
+  }
+  if (!markdown) out += "(* = distributions differ at 5% by the two-sample KS test)\n";
+  return out;
+}
+
+}  // namespace
+
+void register_ab(CLI::App& app) {
+  auto a = std::make_shared<AbArgs>();
+  auto* cmd = app.add_subcommand(
+      "ab", "A/B: N seeded runs with the base and the test features, compared with statistics");
+  add_model_options(cmd, a->spec, a->idle_disable);
+  cmd->add_option("--base", a->base, "features of the base side (e.g. \"\" or NO_SIS_UTIL)");
+  cmd->add_option("--test", a->test, "features of the test side (e.g. SM_IDLE)")->required();
+  cmd->add_option("--runs", a->runs, "runs per side (run i of both sides uses seed i)")
+      ->check(CLI::Range(2, 100000));
+  cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--format", a->format, "text, markdown, json or csv")->capture_default_str();
+  cmd->add_option("--first-seed", a->seed, "seed of run 1");
+  cmd->add_option("command", a->spec.command, "benchmark command line, after --")->required();
+  cmd->callback([a] {
+    if (!a->spec.features.empty())
+      throw UsageError("--features: use --base and --test with `schedlab ab`");
+    auto fmt_opt = report::parse_format(a->format);
+    if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
+    for (const auto& [flag, f] : {std::pair{"--base", a->base}, std::pair{"--test", a->test}}) {
+      try {
+        experiment::parse_features(f);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("{}: {}", flag, e.what()));
+      }
+    }
+    finish_model_options(a->spec, a->idle_disable);
+    try {
+      workload::parse_workload(a->spec.command, 1);
+    } catch (const workload::WorkloadError& e) {
+      throw UsageError(e.what());
+    }
+    experiment::AbSpec s;
+    s.base = a->spec;
+    s.base_features = a->base;
+    s.test_features = a->test;
+    s.runs = a->runs;
+    s.first_seed = parse_seed(a->seed);
+    s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    bool tty = isatty(2);
+    auto progress = [tty](int done, int total) {
+      if (tty)
+        fmt::print(stderr, "\rab: {}/{} runs done", done, total);
+      else if (done == total || done % std::max(1, total / 10) == 0)
+        fmt::print(stderr, "ab: {}/{} runs done\n", done, total);
+      if (tty && done == total) fmt::print(stderr, "\n");
+    };
+    experiment::AbResult r;
+    try {
+      r = experiment::run_ab(s, progress);
+    } catch (const workload::WorkloadError& e) {
+      throw UsageError(e.what());
+    }
+    auto metrics = experiment::ab_metrics(s, r);
+    if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv) {
+      fmt::print("{}", report::render(metrics, *fmt_opt));
+      return;
+    }
+    // Text / markdown: the benchmark's own metrics as full tables, then the key counters as
+    // one compact table (a row per counter).
+    size_t nbench = r.base.front().metrics.size();
+    std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
+    std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
+    fmt::print("# schedlab ab: machine={} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
+               r.base.front().machine, s.runs, s.base_features, s.test_features,
+               workload::join(s.base.command));
+    fmt::print("{}\n", report::render(bench, *fmt_opt));
+    fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown));
+  });
+}
+
 }  // namespace schedlab::cli

@@ -299,10 +299,7 @@ void Kernel::start_idle_spin(Rq& rq, Task* prev) {
   int cpu = rq.cpu;
   rq.spin_timeout = ev_.after(Time::ns(m_.tunables.idle_spin_max_ns),
                               [this, cpu] { end_idle_spin(rqs_[cpu], false); });
-  if (prev->state == TaskState::Running) {  // woken while we were getting here
-    end_idle_spin(rq, true);
-    return;
-  }
+  // return_to_task() ends the spin at once if prev was woken while we were getting here.
   return_to_task(rq);
 }
 

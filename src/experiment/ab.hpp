@@ -1,0 +1,41 @@
+// A/B series: N runs per side, run i of both sides with seed i (common random numbers), spread
+// over J threads; results are collected by index, so they do not depend on J.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiment/run.hpp"
+#include "report/report.hpp"
+
+namespace schedlab::experiment {
+
+struct AbSpec {
+  RunSpec base;        // features = the --base set; machine, command, sets shared
+  std::string base_features;
+  std::string test_features;
+  int runs = 10;
+  int jobs = 1;
+  uint64_t first_seed = 1;
+};
+
+struct AbResult {
+  std::vector<RunResult> base, test;  // index i = seed first_seed + i
+};
+
+// progress(done, total) is called from worker threads under a lock.
+AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progress = nullptr);
+
+// One report::Metric per benchmark metric and per key counter, sets labelled by the feature
+// strings ("base"/"test" when they are empty or equal).
+std::vector<report::Metric> ab_metrics(const AbSpec& spec, const AbResult& r);
+
+// The counters an A/B table shows, with how each is derived from a run.
+struct CounterMetric {
+  const char* name;
+  const char* unit;
+  double (*get)(const RunResult&);
+};
+const std::vector<CounterMetric>& ab_counters();
+
+}  // namespace schedlab::experiment
