@@ -1,0 +1,34 @@
+// Every preset finishes under every feature combination and several seeds (no lost wakeups,
+// no task left behind), and time is conserved on every CPU.
+#include <gtest/gtest.h>
+
+#include "experiment/run.hpp"
+
+using namespace schedlab;
+
+TEST(Liveness, PresetsFinishUnderAllFeatureCombinations) {
+  const std::vector<std::vector<std::string>> cmds = {
+      {"hackbench", "-g", "2", "-l", "30"},
+      {"hackbench", "-p", "-T", "-g", "3", "-l", "30"},
+      {"perf", "bench", "sched", "pipe", "-l", "3000"},
+  };
+  for (const char* machine : {"tiny-4", "epyc-milan-2s", "emag-32"}) {
+    for (const char* f : {"", "SM_IDLE", "IDLE_CPUMASK", "IDLE_SPIN", "SM_IDLE,IDLE_CPUMASK,IDLE_SPIN",
+                          "NO_SIS_UTIL,SIS_PROP", "NO_TTWU_QUEUE"}) {
+      for (uint64_t seed : {1, 2, 3}) {
+        for (const auto& cmd : cmds) {
+          experiment::RunSpec s;
+          s.machine = machine;
+          s.features = f;
+          s.seed = seed;
+          s.command = cmd;
+          s.sets = {"noise.jitter_cov=0.05"};
+          experiment::RunResult r;
+          ASSERT_NO_THROW(r = experiment::run_one(s)) << machine << " " << f << " seed " << seed;
+          for (const auto& c : r.per_cpu)
+            ASSERT_EQ(c.busy_ns + c.kernel_total_ns() + c.idle_total_ns(), r.simulated_ns);
+        }
+      }
+    }
+  }
+}
