@@ -35,6 +35,7 @@ struct Topology {
   std::vector<int> llc_cpus(int llc) const;      // ascending
   std::vector<int> socket_cpus(int socket) const;
   Distance distance(int a, int b) const;
+  bool operator==(const Topology&) const = default;
 };
 
 // One cpuidle state, with the name the machine's cpuidle driver gives it.
@@ -46,6 +47,7 @@ struct IdleState {
   int64_t wake_cost_ns = 0;     // real extra time to leave the state when woken (measured)
   bool polling = false;         // keeps TIF_POLLING_NRFLAG set while in the state (POLL, MWAIT)
   bool disabled = false;        // cpuidle/stateN/disable
+  bool operator==(const IdleState&) const = default;
 };
 
 // Named costs, all in nanoseconds unless the name says otherwise. Each field is also a TOML
@@ -92,6 +94,7 @@ struct Costs {
   int64_t fork_ns = 0;                  // fork()/clone() of a worker
   int64_t exit_ns = 0;                  // do_exit() + reaping
   double smt_pair_throughput = 1.0;     // ratio: two busy siblings' throughput vs one (1.0..2.0)
+  bool operator==(const Costs&) const = default;
 };
 
 // Scheduler tunables (sysctl / debugfs / Kconfig values) of the modeled kernel.
@@ -104,10 +107,12 @@ struct Tunables {
   int64_t pipe_capacity_bytes = 65536;       // pipe buffer (16 pages)
   int64_t unix_capacity_msgs = 500;          // AF_UNIX send buffer, in small messages
   bool idle_poll = false;                    // idle=poll boot option
+  bool operator==(const Tunables&) const = default;
 };
 
 struct Noise {
   double jitter_cov = 0.0;  // coefficient of variation of each cost draw (0 = exact costs)
+  bool operator==(const Noise&) const = default;
 };
 
 struct Machine {
@@ -128,6 +133,7 @@ struct Machine {
   int64_t ipi_latency_ns(Distance d) const;
   int64_t cache_cold_ns(Distance d) const;
   const IdleState* idle_state(const std::string& name) const;
+  bool operator==(const Machine&) const = default;  // all fields, incl. name and source_path
 };
 
 // Bad input (malformed file, impossible topology, unknown key, absurd value). The message is one
@@ -147,6 +153,9 @@ struct ParamInfo {
   std::string help;
 };
 std::vector<ParamInfo> params();
+// The per-idle-state keys accepted by `--set idle_state.<NAME>.<field>=VALUE` and in
+// [[idle_state]] tables; `key` is written as "idle_state.<NAME>.<field>".
+std::vector<ParamInfo> idle_state_params();
 
 // Directory holding the built-in profiles (env SCHEDLAB_PROFILES overrides).
 std::string profile_dir();

@@ -1,0 +1,149 @@
+// The table of settable machine parameters: TOML key, unit, validation bounds and meaning.
+// One row per field of Costs, Tunables and Noise; the loader, `--set`, validate() and
+// to_toml() are all driven by this table, so a new field needs one row here and nothing else.
+#include "machine/params_table.hpp"
+
+namespace schedlab::machine::detail {
+
+namespace {
+
+// Validation bounds (not defaults): anything outside is a typo or a unit mistake.
+constexpr double kMaxCostNs = 1e10;         // 10 s: no modeled cost can take this long
+constexpr double kMaxIdleLatencyNs = 1e9;   // 1 s: exit latency / wake cost above this is absurd
+constexpr double kMaxResidencyNs = 1e10;    // 10 s
+constexpr double kMinSliceNs = 1e3;         // 1 us
+constexpr double kMaxTunableNs = 1e10;      // 10 s
+constexpr double kMaxCount = 1048576;       // 2^20
+constexpr double kMinPipeBytes = 4096;      // one page (F_SETPIPE_SZ minimum)
+constexpr double kMaxPipeBytes = 1073741824;  // 1 GiB
+constexpr double kMaxJitterCov = 0.5;
+constexpr double kMinSmtThroughput = 1.0;
+constexpr double kMaxSmtThroughput = 2.0;
+
+}  // namespace
+
+#define SL_COST(f, unit, help) \
+  Field{"costs", #f, [](Machine& m) -> FieldRef { return &m.costs.f; }, unit, 0, kMaxCostNs, help, {}}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = {
+      SL_COST(context_switch_ns, "ns", "context_switch(): switch_mm + switch_to, task to task"),
+      SL_COST(schedule_ns, "ns", "__schedule() fixed part: rq lock, clock update, bookkeeping"),
+      SL_COST(pick_next_task_ns, "ns", "pick_next_task() incl. put_prev/set_next"),
+      SL_COST(enqueue_ns, "ns", "activate_task(): enqueue + PELT update"),
+      SL_COST(dequeue_ns, "ns", "deactivate_task()"),
+      SL_COST(ttwu_ns, "ns", "try_to_wake_up() fixed waker-side cost (pi_lock, state change)"),
+      SL_COST(remote_read_smt_ns, "ns", "cache-line transfer to/from the SMT sibling"),
+      SL_COST(remote_read_llc_ns, "ns", "cache-line transfer within one LLC"),
+      SL_COST(remote_read_other_llc_ns, "ns", "cache-line transfer to another LLC of the same socket"),
+      SL_COST(remote_read_other_socket_ns, "ns", "cache-line transfer to another socket"),
+      SL_COST(ipi_send_ns, "ns", "sender cost of one IPI (x2APIC ICR write / GIC SGI write)"),
+      SL_COST(ipi_latency_llc_ns, "ns", "IPI send-to-handler latency, same LLC"),
+      SL_COST(ipi_latency_other_llc_ns, "ns", "IPI send-to-handler latency, other LLC, same socket"),
+      SL_COST(ipi_latency_other_socket_ns, "ns", "IPI send-to-handler latency, other socket"),
+      SL_COST(ipi_entry_ns, "ns", "interrupt entry + exit on the IPI target"),
+      SL_COST(polling_wake_ns, "ns", "polling idle loop noticing TIF_NEED_RESCHED and leaving"),
+      SL_COST(csd_func_ns, "ns", "running one queued call-function (empty handler)"),
+      SL_COST(tick_ns, "ns", "sched_tick() handler"),
+      SL_COST(nohz_stop_tick_ns, "ns", "tick_nohz_idle_stop_tick()"),
+      SL_COST(nohz_restart_tick_ns, "ns", "tick_nohz_idle_exit() tick restart"),
+      SL_COST(cpuidle_select_ns, "ns", "cpuidle governor select + state enter bookkeeping"),
+      SL_COST(newidle_balance_base_ns, "ns", "newidle balance fixed part (update_blocked_averages)"),
+      SL_COST(balance_per_cpu_ns, "ns", "load balance: cost per CPU visited in update_sd_lb_stats"),
+      SL_COST(migrate_task_ns, "ns", "detach + attach of one task by load balance"),
+      SL_COST(cache_cold_llc_ns, "ns", "extra run time of a task migrated within an LLC"),
+      SL_COST(cache_cold_other_llc_ns, "ns", "extra run time of a task migrated to another LLC, same socket"),
+      SL_COST(cache_cold_other_socket_ns, "ns", "extra run time of a task migrated to another socket"),
+      SL_COST(pipe_write_ns, "ns", "write() on a pipe, fixed part"),
+      SL_COST(pipe_read_ns, "ns", "read() on a pipe, fixed part"),
+      SL_COST(pipe_copy_ns_per_kb, "ns/KiB", "copy cost per KiB moved through a pipe"),
+      SL_COST(unix_send_ns, "ns", "AF_UNIX stream send, fixed part (skb alloc)"),
+      SL_COST(unix_recv_ns, "ns", "AF_UNIX stream recv, fixed part"),
+      SL_COST(unix_copy_ns_per_kb, "ns/KiB", "copy cost per KiB through an AF_UNIX socket"),
+      SL_COST(tcp_send_ns, "ns", "loopback TCP send incl. softirq receive, fixed part"),
+      SL_COST(tcp_recv_ns, "ns", "loopback TCP recv, fixed part"),
+      SL_COST(tcp_copy_ns_per_kb, "ns/KiB", "copy cost per KiB through loopback TCP"),
+      SL_COST(futex_wake_ns, "ns", "futex(FUTEX_WAKE) syscall, excluding ttwu"),
+      SL_COST(futex_wait_ns, "ns", "futex(FUTEX_WAIT) syscall entry, excluding schedule"),
+      SL_COST(fork_ns, "ns", "fork()/clone() of a worker"),
+      SL_COST(exit_ns, "ns", "do_exit() + reaping"),
+      Field{"costs", "smt_pair_throughput",
+            [](Machine& m) -> FieldRef { return &m.costs.smt_pair_throughput; }, "ratio",
+            kMinSmtThroughput, kMaxSmtThroughput,
+            "throughput of two busy SMT siblings relative to one busy core", {}},
+
+      Field{"tunables", "hz", [](Machine& m) -> FieldRef { return &m.tunables.hz; }, "Hz",
+            100, 1000, "CONFIG_HZ: one of 100, 250, 300, 1000", {100, 250, 300, 1000}},
+      Field{"tunables", "base_slice_ns", [](Machine& m) -> FieldRef { return &m.tunables.base_slice_ns; },
+            "ns", kMinSliceNs, kMaxTunableNs, "sysctl_sched_base_slice as the kernel uses it (already scaled)", {}},
+      Field{"tunables", "migration_cost_ns",
+            [](Machine& m) -> FieldRef { return &m.tunables.migration_cost_ns; }, "ns", 0, kMaxTunableNs,
+            "sysctl_sched_migration_cost", {}},
+      Field{"tunables", "nr_migrate", [](Machine& m) -> FieldRef { return &m.tunables.nr_migrate; },
+            "tasks", 1, kMaxCount, "sysctl_sched_nr_migrate: tasks moved per load-balance pass", {}},
+      Field{"tunables", "idle_spin_max_ns",
+            [](Machine& m) -> FieldRef { return &m.tunables.idle_spin_max_ns; }, "ns", 0, kMaxTunableNs,
+            "bound on busy-waiting before going idle (IDLE_SPIN experiment)", {}},
+      Field{"tunables", "pipe_capacity_bytes",
+            [](Machine& m) -> FieldRef { return &m.tunables.pipe_capacity_bytes; }, "bytes", kMinPipeBytes,
+            kMaxPipeBytes, "pipe buffer size (default 16 pages)", {}},
+      Field{"tunables", "unix_capacity_msgs",
+            [](Machine& m) -> FieldRef { return &m.tunables.unix_capacity_msgs; }, "messages", 1, kMaxCount,
+            "AF_UNIX send buffer, in small messages", {}},
+      Field{"tunables", "idle_poll", [](Machine& m) -> FieldRef { return &m.tunables.idle_poll; }, "bool",
+            0, 1, "idle=poll boot option: idle CPUs spin in cpu_idle_poll(), no cpuidle states", {}},
+
+      Field{"noise", "jitter_cov", [](Machine& m) -> FieldRef { return &m.noise.jitter_cov; }, "ratio",
+            0, kMaxJitterCov, "coefficient of variation of each cost draw (0 = exact costs)", {}},
+  };
+  return table;
+}
+
+#undef SL_COST
+
+const std::vector<IdleField>& idle_fields() {
+  static const std::vector<IdleField> table = {
+      {"exit_latency_ns", [](IdleState& s) -> FieldRef { return &s.exit_latency_ns; }, "ns", 0,
+       kMaxIdleLatencyNs, "sysfs `latency`: exit latency the governor believes"},
+      {"target_residency_ns", [](IdleState& s) -> FieldRef { return &s.target_residency_ns; }, "ns", 0,
+       kMaxResidencyNs, "sysfs `residency`: minimum stay for the state to pay off"},
+      {"wake_cost_ns", [](IdleState& s) -> FieldRef { return &s.wake_cost_ns; }, "ns", 0, kMaxIdleLatencyNs,
+       "real extra time to leave the state when woken (measured, not the table value)"},
+      {"polling", [](IdleState& s) -> FieldRef { return &s.polling; }, "bool", 0, 1,
+       "state keeps TIF_POLLING_NRFLAG set (POLL, MWAIT): remote wakeups need no IPI"},
+      {"disabled", [](IdleState& s) -> FieldRef { return &s.disabled; }, "bool", 0, 1,
+       "cpuidle/stateN/disable"},
+  };
+  return table;
+}
+
+const std::vector<TopoField>& topo_fields() {
+  static const std::vector<TopoField> table = {
+      {"sockets", &Topology::sockets, 1, 64, "CPU packages"},
+      {"cores_per_socket", &Topology::cores_per_socket, 1, kMaxCpus, "physical cores per socket"},
+      {"threads_per_core", &Topology::threads_per_core, 1, 8, "SMT threads per core"},
+      {"cores_per_llc", &Topology::cores_per_llc, 1, kMaxCpus,
+       "cores sharing one last-level cache (divides cores_per_socket)"},
+  };
+  return table;
+}
+
+}  // namespace schedlab::machine::detail
+
+namespace schedlab::machine {
+
+std::vector<ParamInfo> params() {
+  std::vector<ParamInfo> out;
+  for (const auto& f : detail::fields())
+    out.push_back({f.key(), f.unit, f.min, f.max, f.help});
+  return out;
+}
+
+std::vector<ParamInfo> idle_state_params() {
+  std::vector<ParamInfo> out;
+  for (const auto& f : detail::idle_fields())
+    out.push_back({std::string("idle_state.<NAME>.") + f.name, f.unit, f.min, f.max, f.help});
+  return out;
+}
+
+}  // namespace schedlab::machine

@@ -1,0 +1,52 @@
+// Internal to the machine layer: the rows behind params(), used by the loader, `--set`,
+// validate() and to_toml().
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "machine/machine.hpp"
+
+namespace schedlab::machine::detail {
+
+constexpr int kMaxCpus = 4096;  // largest machine the model accepts
+
+using FieldRef = std::variant<int64_t*, double*, bool*>;
+
+// One field of Costs, Tunables or Noise.
+struct Field {
+  const char* table;  // "costs", "tunables", "noise"
+  const char* name;   // field name == TOML key inside the table
+  FieldRef (*ref)(Machine&);
+  const char* unit;
+  double min;
+  double max;
+  const char* help;
+  std::vector<int64_t> choices;  // if non-empty: the only accepted values (e.g. CONFIG_HZ)
+
+  std::string key() const { return std::string(table) + "." + name; }
+};
+const std::vector<Field>& fields();
+
+// One numeric/bool field of an [[idle_state]] table (name and desc are strings, handled apart).
+struct IdleField {
+  const char* name;
+  FieldRef (*ref)(IdleState&);
+  const char* unit;
+  double min;
+  double max;
+  const char* help;
+};
+const std::vector<IdleField>& idle_fields();
+
+struct TopoField {
+  const char* name;
+  int Topology::*member;
+  int64_t min;
+  int64_t max;
+  const char* help;
+};
+const std::vector<TopoField>& topo_fields();
+
+}  // namespace schedlab::machine::detail

@@ -1,0 +1,617 @@
+// Machine profiles: TOML loading, validation, `--set`, `--idle-disable` and serialisation.
+// Every error is one line naming the file and line (or the flag) at fault.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "machine/machine.hpp"
+#include "machine/params_table.hpp"
+
+namespace schedlab::machine {
+
+namespace fs = std::filesystem;
+using detail::Field;
+using detail::FieldRef;
+
+namespace {
+
+const std::vector<std::string> kKnownArches = {"x86_64", "arm64"};
+const std::vector<std::string> kKnownGovernors = {"menu", "teo", "haltpoll", "ladder"};
+const char* const kPollStateName = "POLL";
+const char* const kProfileExt = ".toml";
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+// Messages are one line: a newline inside a quoted key or a --set argument is shown escaped.
+std::string one_line(std::string s) {
+  for (size_t i = 0; (i = s.find_first_of("\r\n", i)) != std::string::npos; i += 2)
+    s.replace(i, 1, s[i] == '\n' ? "\\n" : "\\r");
+  return s;
+}
+
+std::string fmt_num(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", (int64_t)v);
+  return fmt::format("{}", v);
+}
+
+std::string state_names(const Machine& m) {
+  std::vector<std::string> names;
+  for (const auto& s : m.idle_states) names.push_back(s.name);
+  return names.empty() ? "none" : join(names);
+}
+
+// ---- consistency checks (shared by parse_profile, validate and apply_set) -------------------
+
+// A problem found in a Machine: what is wrong, and the TOML key path it belongs to (used by the
+// loader to find the line; e.g. "costs.ipi_send_ns", "idle_state[2].exit_latency_ns").
+struct Problem {
+  std::string what;
+  std::string where;
+};
+
+std::optional<Problem> range_problem(const std::string& key, double v, double min, double max,
+                                     const char* unit, const std::string& where) {
+  if (!std::isfinite(v)) return Problem{fmt::format("{} must be a finite number", key), where};
+  if (v < min)
+    return Problem{fmt::format("{} = {} is below the minimum {} {}", key, fmt_num(v), fmt_num(min), unit),
+                   where};
+  if (v > max)
+    return Problem{fmt::format("{} = {} is absurd (maximum {} {})", key, fmt_num(v), fmt_num(max), unit),
+                   where};
+  return std::nullopt;
+}
+
+double as_double(const FieldRef& r) {
+  return std::visit([](auto* p) { return static_cast<double>(*p); }, r);
+}
+
+std::optional<Problem> check_topology(const Topology& t) {
+  for (const auto& f : detail::topo_fields()) {
+    std::string key = std::string("topology.") + f.name;
+    int64_t v = t.*f.member;
+    if (v < f.min || v > f.max)
+      return Problem{fmt::format("{} = {} is out of range [{}, {}]", key, v, f.min, f.max), key};
+  }
+  if (t.cores_per_llc > t.cores_per_socket || t.cores_per_socket % t.cores_per_llc != 0)
+    return Problem{fmt::format("topology.cores_per_llc = {} does not divide topology.cores_per_socket = {}",
+                               t.cores_per_llc, t.cores_per_socket),
+                   "topology.cores_per_llc"};
+  int64_t cpus = int64_t(t.sockets) * t.cores_per_socket * t.threads_per_core;
+  if (cpus > detail::kMaxCpus)
+    return Problem{fmt::format("topology gives {} CPUs ({} sockets x {} cores x {} threads); the model "
+                               "supports at most {}",
+                               cpus, t.sockets, t.cores_per_socket, t.threads_per_core, detail::kMaxCpus),
+                   "topology"};
+  return std::nullopt;
+}
+
+std::optional<Problem> check_idle_states(const Machine& m) {
+  if (m.idle_states.empty())
+    return Problem{"no idle states (add at least one [[idle_state]] table)", "idle_state"};
+  std::set<std::string> seen;
+  for (size_t i = 0; i < m.idle_states.size(); ++i) {
+    IdleState s = m.idle_states[i];
+    std::string at = fmt::format("idle_state[{}]", i);
+    if (s.name.empty()) return Problem{fmt::format("idle state {} has an empty name", i), at + ".name"};
+    if (!seen.insert(s.name).second)
+      return Problem{fmt::format("duplicate idle state name '{}'", s.name), at + ".name"};
+    for (const auto& f : detail::idle_fields()) {
+      std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
+      if (auto p = range_problem(key, as_double(f.ref(s)), f.min, f.max, f.unit, at + "." + f.name)) return p;
+    }
+    if (s.name == kPollStateName) {
+      if (i != 0)
+        return Problem{fmt::format("idle state {} must be state 0 (it is state {})", kPollStateName, i),
+                       at + ".name"};
+      if (!s.polling)
+        return Problem{fmt::format("idle state {} must have polling = true", kPollStateName), at + ".polling"};
+      if (s.exit_latency_ns != 0)
+        return Problem{fmt::format("idle state {} must have exit_latency_ns = 0", kPollStateName),
+                       at + ".exit_latency_ns"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Problem> check_fields(Machine m) {  // a copy: FieldRef needs a mutable machine
+  for (const auto& f : detail::fields()) {
+    double v = as_double(f.ref(m));
+    if (auto p = range_problem(f.key(), v, f.min, f.max, f.unit, f.key())) return p;
+    if (!f.choices.empty() &&
+        std::find(f.choices.begin(), f.choices.end(), static_cast<int64_t>(v)) == f.choices.end()) {
+      std::vector<std::string> c;
+      for (auto x : f.choices) c.push_back(std::to_string(x));
+      return Problem{fmt::format("{} = {} is not one of {}", f.key(), fmt_num(v), join(c)), f.key()};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Problem> check_strings(const Machine& m) {
+  if (std::find(kKnownArches.begin(), kKnownArches.end(), m.arch) == kKnownArches.end())
+    return Problem{fmt::format("machine.arch = '{}' is not one of {}", m.arch, join(kKnownArches)),
+                   "machine.arch"};
+  if (std::find(kKnownGovernors.begin(), kKnownGovernors.end(), m.governor) == kKnownGovernors.end())
+    return Problem{fmt::format("machine.governor = '{}' is not one of {}", m.governor, join(kKnownGovernors)),
+                   "machine.governor"};
+  if (m.cpuidle_driver.empty()) return Problem{"machine.cpuidle_driver is empty", "machine.cpuidle_driver"};
+  return std::nullopt;
+}
+
+std::optional<Problem> check_machine(const Machine& m) {
+  if (auto p = check_topology(m.topo)) return p;
+  if (auto p = check_strings(m)) return p;
+  if (auto p = check_idle_states(m)) return p;
+  if (auto p = check_fields(m)) return p;
+  return std::nullopt;
+}
+
+// ---- TOML reading --------------------------------------------------------------------------
+
+const char* type_name(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: return "nothing";
+  }
+  return "?";
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail_at(uint32_t line, const std::string& what) const {
+    if (line == 0) throw ProfileError(one_line(fmt::format("{}: {}", file_, what)));
+    throw ProfileError(one_line(fmt::format("{}:{}: {}", file_, line, what)));
+  }
+  [[noreturn]] void fail(const toml::node& n, const std::string& what) const {
+    fail_at(n.source().begin.line, what);
+  }
+  [[noreturn]] void fail_where(const std::string& where, const std::string& what) const {
+    fail_at(line_of(where), what);
+  }
+
+  void note(const std::string& path, const toml::node& n) { lines_[path] = n.source().begin.line; }
+
+  // Line of a key path, or of its closest enclosing table that has one.
+  uint32_t line_of(std::string where) const {
+    while (!where.empty()) {
+      if (auto it = lines_.find(where); it != lines_.end() && it->second) return it->second;
+      auto dot = where.rfind('.');
+      if (dot == std::string::npos) break;
+      where.resize(dot);
+    }
+    return 0;
+  }
+
+  // A table's entries must all be in `allowed`.
+  void reject_unknown(const toml::table& t, const std::string& table_label,
+                      const std::vector<std::string>& allowed) const {
+    for (auto&& [k, v] : t) {
+      std::string key(k.str());
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        uint32_t line = k.source().begin.line ? k.source().begin.line : v.source().begin.line;
+        fail_at(line, fmt::format("unknown key '{}' in {}", key, table_label));
+      }
+    }
+  }
+
+  const toml::table& table(const toml::table& root, const char* name) {
+    const toml::node* n = root.get(name);
+    if (!n) fail_at(0, fmt::format("missing [{}] table", name));
+    if (!n->is_table()) fail(*n, fmt::format("'{}' must be a table, not {}", name, type_name(n->type())));
+    note(name, *n);
+    return *n->as_table();
+  }
+
+  const toml::node& require(const toml::table& t, const std::string& path, const std::string& key,
+                            const std::string& table_label) {
+    const toml::node* n = t.get(key);
+    if (!n) fail_at(line_of(path), fmt::format("missing key '{}' in {}", key, table_label));
+    note(path + "." + key, *n);
+    return *n;
+  }
+
+  int64_t get_int(const toml::node& n, const std::string& key) const {
+    if (!n.is_integer()) fail(n, fmt::format("{} must be an integer, not {}", key, type_name(n.type())));
+    return n.as_integer()->get();
+  }
+  double get_real(const toml::node& n, const std::string& key) const {
+    if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
+    if (!n.is_floating_point())
+      fail(n, fmt::format("{} must be a number, not {}", key, type_name(n.type())));
+    return n.as_floating_point()->get();
+  }
+  bool get_bool(const toml::node& n, const std::string& key) const {
+    if (!n.is_boolean())
+      fail(n, fmt::format("{} must be true or false, not {}", key, type_name(n.type())));
+    return n.as_boolean()->get();
+  }
+  std::string get_string(const toml::node& n, const std::string& key) const {
+    if (!n.is_string()) fail(n, fmt::format("{} must be a string, not {}", key, type_name(n.type())));
+    return n.as_string()->get();
+  }
+
+  void read_ref(const toml::node& n, const std::string& key, const FieldRef& ref) const {
+    std::visit(
+        [&](auto* p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, int64_t>) *p = get_int(n, key);
+          else if constexpr (std::is_same_v<T, double>) *p = get_real(n, key);
+          else *p = get_bool(n, key);
+        },
+        ref);
+  }
+
+ private:
+  std::string file_;
+  std::map<std::string, uint32_t> lines_;
+};
+
+std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
+
+}  // namespace
+
+Machine parse_profile(const std::string& toml_text, const std::string& source_name) {
+  Reader rd(source_name);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& e) {
+    rd.fail_at(e.source().begin.line,
+               fmt::format("TOML syntax error at column {}: {}", e.source().begin.column, e.description()));
+  }
+
+  Machine m;
+  m.name = file_stem(source_name);
+  m.source_path = source_name;
+
+  rd.reject_unknown(root, "the profile (tables are [machine], [topology], [[idle_state]], [costs], "
+                          "[tunables], [noise])",
+                    {"machine", "topology", "idle_state", "costs", "tunables", "noise"});
+
+  {
+    const auto& t = rd.table(root, "machine");
+    const std::vector<std::pair<std::string, std::string*>> keys = {
+        {"description", &m.description},
+        {"arch", &m.arch},
+        {"cpuidle_driver", &m.cpuidle_driver},
+        {"governor", &m.governor}};
+    std::vector<std::string> allowed;
+    for (const auto& [k, p] : keys) allowed.push_back(k);
+    rd.reject_unknown(t, "[machine]", allowed);
+    for (const auto& [k, p] : keys) *p = rd.get_string(rd.require(t, "machine", k, "[machine]"), "machine." + k);
+  }
+
+  {
+    const auto& t = rd.table(root, "topology");
+    std::vector<std::string> allowed;
+    for (const auto& f : detail::topo_fields()) allowed.push_back(f.name);
+    rd.reject_unknown(t, "[topology]", allowed);
+    for (const auto& f : detail::topo_fields()) {
+      std::string key = std::string("topology.") + f.name;
+      const auto& n = rd.require(t, "topology", f.name, "[topology]");
+      int64_t v = rd.get_int(n, key);
+      if (v < f.min || v > f.max) rd.fail(n, fmt::format("{} = {} is out of range [{}, {}]", key, v, f.min, f.max));
+      m.topo.*f.member = static_cast<int>(v);
+    }
+  }
+
+  {
+    const toml::node* n = root.get("idle_state");
+    if (!n || (n->is_array() && n->as_array()->empty()))
+      rd.fail_at(n ? n->source().begin.line : 0, "no idle states (add at least one [[idle_state]] table)");
+    if (!n->is_array_of_tables())
+      rd.fail(*n, fmt::format("'idle_state' must be an array of tables ([[idle_state]]), not {}",
+                              type_name(n->type())));
+    rd.note("idle_state", *n);
+    const auto& arr = *n->as_array();
+    std::vector<std::string> allowed = {"name", "desc"};
+    for (const auto& f : detail::idle_fields()) allowed.push_back(f.name);
+    for (size_t i = 0; i < arr.size(); ++i) {
+      const auto& t = *arr.get(i)->as_table();
+      std::string path = fmt::format("idle_state[{}]", i);
+      std::string label = fmt::format("[[idle_state]] #{}", i);
+      rd.note(path, t);
+      rd.reject_unknown(t, label, allowed);
+      IdleState s;
+      s.name = rd.get_string(rd.require(t, path, "name", label), "idle_state.name");
+      if (const toml::node* d = t.get("desc")) {
+        rd.note(path + ".desc", *d);
+        s.desc = rd.get_string(*d, "idle_state." + s.name + ".desc");
+      }
+      for (const auto& f : detail::idle_fields()) {
+        std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
+        const toml::node* fn = t.get(f.name);
+        // `disabled` is optional (sysfs default 0); every other field is required.
+        if (!fn && std::string(f.name) == "disabled") continue;
+        if (!fn) fn = &rd.require(t, path, f.name, label);
+        rd.note(path + "." + f.name, *fn);
+        rd.read_ref(*fn, key, f.ref(s));
+      }
+      m.idle_states.push_back(std::move(s));
+    }
+  }
+
+  for (const char* table : {"costs", "tunables", "noise"}) {
+    const auto& t = rd.table(root, table);
+    std::vector<const Field*> mine;
+    std::vector<std::string> allowed;
+    for (const auto& f : detail::fields())
+      if (std::string(f.table) == table) {
+        mine.push_back(&f);
+        allowed.push_back(f.name);
+      }
+    std::string label = fmt::format("[{}]", table);
+    rd.reject_unknown(t, label, allowed);
+    for (const Field* f : mine) {
+      const auto& n = rd.require(t, table, f->name, label);
+      rd.read_ref(n, f->key(), f->ref(m));
+    }
+  }
+
+  if (auto p = check_machine(m)) rd.fail_where(p->where, p->what);
+  return m;
+}
+
+void validate(const Machine& m) {
+  if (auto p = check_machine(m))
+    throw ProfileError(one_line(fmt::format("{}: {}", m.source_path.empty() ? m.name : m.source_path, p->what)));
+}
+
+// ---- profile files -------------------------------------------------------------------------
+
+std::string profile_dir() {
+  if (const char* env = std::getenv("SCHEDLAB_PROFILES"); env && *env) return env;
+#ifdef SCHEDLAB_PROFILE_DIR
+  return SCHEDLAB_PROFILE_DIR;
+#else
+  return "profiles";
+#endif
+}
+
+std::vector<std::string> list_profiles() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(profile_dir(), ec))
+    if (e.is_regular_file(ec) && e.path().extension() == kProfileExt) out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Machine load_profile(const std::string& name_or_path) {
+  bool is_path = name_or_path.find('/') != std::string::npos ||
+                 fs::path(name_or_path).extension() == kProfileExt;
+  std::string path = name_or_path;
+  if (!is_path) {
+    path = (fs::path(profile_dir()) / (name_or_path + kProfileExt)).string();
+    if (!fs::exists(path)) {
+      auto known = list_profiles();
+      throw ProfileError(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
+                                              name_or_path, profile_dir(), known.empty() ? "none" : join(known),
+                                              kProfileExt)));
+    }
+  }
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ProfileError(fmt::format("{}: file not found", path));
+  if (fs::is_directory(path, ec)) throw ProfileError(fmt::format("{}: is a directory, not a profile", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ProfileError(fmt::format("{}: cannot open for reading", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_profile(ss.str(), path);
+}
+
+// ---- command-line overrides ----------------------------------------------------------------
+
+namespace {
+
+std::string trim(std::string s) {
+  const char* ws = " \t\r\n";
+  s.erase(0, s.find_first_not_of(ws));
+  auto end = s.find_last_not_of(ws);
+  s.erase(end == std::string::npos ? 0 : end + 1);
+  return s;
+}
+
+// Parses `text` into *ref; returns an error message or "".
+std::string parse_value(const std::string& text, const FieldRef& ref) {
+  return std::visit(
+      [&](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        const char* b = text.data();
+        const char* e = b + text.size();
+        if constexpr (std::is_same_v<T, bool>) {
+          if (text == "1" || text == "true") *p = true;
+          else if (text == "0" || text == "false") *p = false;
+          else return fmt::format("'{}' is not a boolean (use 0, 1, true or false)", text);
+        } else {
+          T v{};
+          auto [ptr, ec] = std::from_chars(b, e, v);
+          if (ec != std::errc() || ptr != e)
+            return fmt::format("'{}' is not {}", text, std::is_same_v<T, int64_t> ? "an integer" : "a number");
+          *p = v;
+        }
+        return "";
+      },
+      ref);
+}
+
+}  // namespace
+
+void apply_set(Machine& m, const std::string& assignment) {
+  auto fail = [&](const std::string& what) {
+    throw ProfileError(one_line(fmt::format("--set {}: {}", assignment, what)));
+  };
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos) fail("expected KEY=VALUE");
+  std::string key = trim(assignment.substr(0, eq));
+  std::string value = trim(assignment.substr(eq + 1));
+  if (key.empty()) fail("empty key");
+  if (value.empty()) fail("empty value");
+
+  Machine copy = m;
+  const std::string idle_prefix = "idle_state.";
+  if (key.rfind(idle_prefix, 0) == 0) {
+    std::string rest = key.substr(idle_prefix.size());
+    auto dot = rest.rfind('.');
+    if (dot == std::string::npos) fail("expected idle_state.<NAME>.<field>");
+    std::string name = rest.substr(0, dot), field = rest.substr(dot + 1);
+    auto it = std::find_if(copy.idle_states.begin(), copy.idle_states.end(),
+                           [&](const IdleState& s) { return s.name == name; });
+    if (it == copy.idle_states.end())
+      fail(fmt::format("unknown idle state '{}' on {} (states: {})", name, m.name, state_names(m)));
+    const detail::IdleField* f = nullptr;
+    std::vector<std::string> names;
+    for (const auto& x : detail::idle_fields()) {
+      names.push_back(x.name);
+      if (field == x.name) f = &x;
+    }
+    if (!f) fail(fmt::format("unknown idle-state field '{}' (fields: {})", field, join(names)));
+    if (auto err = parse_value(value, f->ref(*it)); !err.empty()) fail(err);
+  } else {
+    std::vector<const Field*> hits;
+    for (const auto& f : detail::fields())
+      if (f.key() == key) hits = {&f};
+    if (hits.empty())
+      for (const auto& f : detail::fields())
+        if (key == f.name) hits.push_back(&f);
+    if (hits.empty())
+      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, idle_state.<NAME>.*; "
+                       "see `schedlab machines --params`)",
+                       key));
+    if (hits.size() > 1) {
+      std::vector<std::string> ks;
+      for (auto* f : hits) ks.push_back(f->key());
+      fail(fmt::format("ambiguous key '{}' (could be {})", key, join(ks)));
+    }
+    if (auto err = parse_value(value, hits[0]->ref(copy)); !err.empty()) fail(err);
+  }
+  if (auto p = check_machine(copy)) fail(p->what);
+  m = std::move(copy);
+}
+
+void disable_idle_states(Machine& m, const std::vector<std::string>& names) {
+  std::vector<std::string> split;
+  for (const auto& n : names) {
+    std::stringstream ss(n);
+    std::string part;
+    bool any = false;
+    while (std::getline(ss, part, ',')) {
+      split.push_back(trim(part));
+      any = true;
+    }
+    if (!any) split.push_back(trim(n));
+  }
+  Machine copy = m;
+  for (const auto& n : split) {
+    auto it = std::find_if(copy.idle_states.begin(), copy.idle_states.end(),
+                           [&](const IdleState& s) { return s.name == n; });
+    if (it == copy.idle_states.end())
+      throw ProfileError(one_line(fmt::format("--idle-disable {}: unknown idle state on {} (states: {})", n,
+                                              m.name, state_names(m))));
+    it->disabled = true;
+  }
+  m = std::move(copy);
+}
+
+// ---- serialisation -------------------------------------------------------------------------
+
+namespace {
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04X}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string toml_value(const FieldRef& ref) {
+  return std::visit(
+      [](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
+        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(*p);
+        else {
+          std::string s = fmt::format("{}", *p);  // shortest form that reads back exactly
+          if (s.find_first_of(".eEni") == std::string::npos) s += ".0";
+          return s;
+        }
+      },
+      ref);
+}
+
+}  // namespace
+
+std::string to_toml(const Machine& cm, const std::string& header_comment) {
+  Machine m = cm;  // FieldRef needs a mutable machine; this copy is only read
+  std::string out;
+  std::string header = header_comment.empty() ? fmt::format("schedlab machine profile '{}'", m.name)
+                                              : header_comment;
+  std::stringstream hs(header);
+  for (std::string line; std::getline(hs, line);)
+    out += line.rfind("#", 0) == 0 ? line + "\n" : (line.empty() ? "#\n" : "# " + line + "\n");
+
+  out += "\n[machine]\n";
+  out += fmt::format("description = {}\n", toml_string(m.description));
+  out += fmt::format("arch = {}\n", toml_string(m.arch));
+  out += fmt::format("cpuidle_driver = {}\n", toml_string(m.cpuidle_driver));
+  out += fmt::format("governor = {}\n", toml_string(m.governor));
+
+  out += "\n[topology]\n";
+  for (const auto& f : detail::topo_fields())
+    out += fmt::format("{} = {}  # {}\n", f.name, m.topo.*f.member, f.help);
+
+  for (auto& s : m.idle_states) {
+    out += "\n[[idle_state]]\n";
+    out += fmt::format("name = {}\n", toml_string(s.name));
+    out += fmt::format("desc = {}\n", toml_string(s.desc));
+    for (const auto& f : detail::idle_fields()) out += fmt::format("{} = {}\n", f.name, toml_value(f.ref(s)));
+  }
+
+  const char* current = "";
+  for (const auto& f : detail::fields()) {
+    if (std::string(current) != f.table) {
+      current = f.table;
+      out += fmt::format("\n[{}]\n", f.table);
+    }
+    out += fmt::format("{} = {}  # {}: {}\n", f.name, toml_value(f.ref(m)), f.unit, f.help);
+  }
+  return out;
+}
+
+}  // namespace schedlab::machine
