@@ -60,15 +60,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Spread of batch values: robust coefficient of variation, 1.4826 * MAD / median (equals the
+// CoV for normally distributed values, and is not blown up by one preempted batch).
 double cov_of(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-  return mean > 0 ? sd / mean : 0;
+  double med = median(v);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::fabs(x - med));
+  return med > 0 ? 1.4826 * median(dev) / med : 0;
 }
 
 // Collects batch values until their CoV is small, or the batch or time limit is reached.
@@ -127,11 +126,17 @@ void measure_ops(const Ctx& ctx, Converger& c, const std::function<void(int64_t)
     }
     n *= 2;
   }
+  // A batch is 5 runs of n/5 operations; its value is the median run (per operation).
+  const int64_t sub = std::max<int64_t>(n / 5, 4);
   while (!c.done()) {
-    int64_t t0 = now_ns();
-    ops(n);
-    int64_t dt = now_ns() - t0;
-    c.values.push_back(static_cast<double>(dt) / static_cast<double>(n) / per_op_div);
+    std::vector<double> runs;
+    for (int k = 0; k < 5; ++k) {
+      int64_t t0 = now_ns();
+      ops(sub);
+      int64_t dt = now_ns() - t0;
+      runs.push_back(static_cast<double>(dt) / static_cast<double>(sub) / per_op_div);
+    }
+    c.values.push_back(median(runs));
   }
 }
 
@@ -209,33 +214,34 @@ void single_thread_loops(Ctx& ctx, int cpu) {
     ctx.res.warnings.push_back("pipe2 failed; pipe costs not measured");
     return;
   }
-  const int64_t chunk = 4096;  // 1-byte writes merge into one page; stays far below capacity
+  const int64_t chunk = ctx.opt.quick ? 1024 : 4096;  // 1-byte writes merge into one page
   char byte = 'x';
-  int64_t write_ns = 0, read_ns = 0, done_ops = 0;
-  auto pipe_ops = [&](int64_t n) {
-    for (int64_t left = n; left > 0; left -= chunk) {
-      int64_t k = std::min(left, chunk);
-      int64_t t0 = now_ns();
-      for (int64_t i = 0; i < k; ++i)
-        if (write(p[1], &byte, 1) != 1) break;
-      int64_t t1 = now_ns();
-      for (int64_t i = 0; i < k; ++i)
-        if (read(p[0], &byte, 1) != 1) break;
-      int64_t t2 = now_ns();
-      write_ns += t1 - t0;
-      read_ns += t2 - t1;
-      done_ops += k;
-    }
+  // One chunk: `chunk` writes, then `chunk` reads; returns per-op ns of each.
+  auto pipe_chunk = [&](double* w, double* r) {
+    int64_t t0 = now_ns();
+    for (int64_t i = 0; i < chunk; ++i)
+      if (write(p[1], &byte, 1) != 1) break;
+    int64_t t1 = now_ns();
+    for (int64_t i = 0; i < chunk; ++i)
+      if (read(p[0], &byte, 1) != 1) break;
+    int64_t t2 = now_ns();
+    *w = static_cast<double>(t1 - t0) / chunk;
+    *r = static_cast<double>(t2 - t1) / chunk;
   };
-  // Measure both with one converger on the write+read pair, then split by the time shares.
+  // A batch is several chunks; its values are the median chunk's per-op write and read times.
   Converger cw = ctx.conv(1.0), cr = ctx.conv(1.0);
   bool ok = on_cpu(cpu, [&] {
-    pipe_ops(chunk);  // warm-up
+    double w, r;
+    pipe_chunk(&w, &r);  // warm-up
     while (!(cw.done() && cr.done())) {
-      write_ns = read_ns = done_ops = 0;
-      pipe_ops(std::max<int64_t>(chunk, ctx.opt.quick ? chunk : 8 * chunk));
-      cw.values.push_back(static_cast<double>(write_ns) / static_cast<double>(done_ops));
-      cr.values.push_back(static_cast<double>(read_ns) / static_cast<double>(done_ops));
+      std::vector<double> ws, rs;
+      for (int k = 0; k < (ctx.opt.quick ? 3 : 7); ++k) {
+        pipe_chunk(&w, &r);
+        ws.push_back(w);
+        rs.push_back(r);
+      }
+      cw.values.push_back(median(ws));
+      cr.values.push_back(median(rs));
     }
   });
   close(p[0]);
@@ -531,6 +537,7 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     for (size_t i = 0; i < want; ++i) chosen.push_back(list[i * list.size() / want]);
 
     std::vector<double> pair_values, pair_covs;
+    double pair_min = 1e300, pair_max = 0;  // over all batches of all pairs
     int nb = 0;
     bool all_conv = true;
     for (auto [a, b] : chosen) {
@@ -542,6 +549,8 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
       Measurement pm = finish("", "", c, {a, b}, opt.target_cov);
       pair_values.push_back(pm.value_ns);
       pair_covs.push_back(pm.cov);
+      pair_min = std::min(pair_min, pm.min_ns);
+      pair_max = std::max(pair_max, pm.max_ns);
       nb += pm.batches;
       all_conv = all_conv && pm.converged;
     }
@@ -552,8 +561,8 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
                            pair_values.size(), cls);
       m.value_ns = median(pair_values);
       m.cov = *std::max_element(pair_covs.begin(), pair_covs.end());
-      m.min_ns = *std::min_element(pair_values.begin(), pair_values.end());
-      m.max_ns = *std::max_element(pair_values.begin(), pair_values.end());
+      m.min_ns = std::min(pair_min, *std::min_element(pair_values.begin(), pair_values.end()));
+      m.max_ns = std::max(pair_max, *std::max_element(pair_values.begin(), pair_values.end()));
       m.batches = nb;
       m.converged = all_conv;
       m.cpus = {chosen.front().first, chosen.front().second};
@@ -633,13 +642,28 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
   if (auto x = get("pipe_read_1b")) set("pipe_read_ns", k.pipe_read_ns, x->value_ns, 0, "pipe_read_1b", x->cov);
 
   if (auto x = get("futex_pingpong_same_cpu_half")) {
-    double rest = static_cast<double>(k.futex_wake_ns + k.futex_wait_ns + k.ttwu_ns + k.enqueue_ns + k.dequeue_ns +
-                                      k.schedule_ns + k.pick_next_task_ns);
-    set("context_switch_ns", k.context_switch_ns, x->value_ns - rest, 0.25 * x->value_ns,
-        fmt::format("futex_pingpong_same_cpu_half ({:.0f}) - futex_wake - futex_wait - ttwu - enqueue - dequeue - "
-                    "schedule - pick_next_task ({:.0f}); floor 25% of the half round trip",
-                    x->value_ns, rest),
-        x->cov);
+    // Half a same-CPU futex ping-pong = FUTEX_WAKE + FUTEX_WAIT syscalls (measured above) plus the
+    // scheduler path ttwu + enqueue + dequeue + schedule + pick_next_task + context_switch. The
+    // first five come from the base profile. If they already explain over 90% of what is left,
+    // the base is too slow for this machine: split the remainder in the base's proportions.
+    const double base_cs = static_cast<double>(k.context_switch_ns);
+    const double others = static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns + k.schedule_ns +
+                                               k.pick_next_task_ns);
+    const double rest = x->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns);
+    double v = rest - others;
+    std::string formula = fmt::format(
+        "futex_pingpong_same_cpu_half ({:.0f}) - futex_wake - futex_wait ({:.0f} left) - ttwu - enqueue - dequeue - "
+        "schedule - pick_next_task ({:.0f})",
+        x->value_ns, rest, others);
+    bool scaled = false;
+    if (v < 0.1 * rest && others + base_cs > 0) {
+      v = std::max(0.0, rest) * base_cs / (others + base_cs);
+      scaled = true;
+      formula += fmt::format("; under 10% of what is left, so SCALED: {:.0f} x base share {:.2f}", std::max(0.0, rest),
+                             base_cs / (others + base_cs));
+    }
+    set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
+    out.back().floored = scaled;
   }
   const std::pair<const char*, int64_t*> reads[] = {{"smt", &k.remote_read_smt_ns},
                                                      {"llc", &k.remote_read_llc_ns},
@@ -712,7 +736,7 @@ std::vector<std::string> calibration_header(const CalibrationResult& r, const st
   h.push_back("Costs MEASURED (all other costs keep the base profile's defaults):");
   for (auto& u : updates)
     h.push_back(fmt::format("  {} = {}  (spread {:.1f}%){}  <- {}", u.key, u.value, 100 * u.cov,
-                            u.floored ? " FLOORED" : "", u.formula));
+                            u.floored ? " ADJUSTED" : "", u.formula));
   for (auto& w : r.warnings) h.push_back("warning: " + w);
   return h;
 }

@@ -59,7 +59,7 @@ struct CostUpdate {
   int64_t value = 0;     // ns
   std::string formula;   // how it was derived, e.g. "futex_pingpong_same_cpu/2 - ..."
   double cov = 0;        // spread of the main measurement it came from
-  bool floored = false;  // derivation went below the floor; value = floor (see docs/host.md)
+  bool floored = false;  // derivation fell below its floor or was scaled (formula says which)
 };
 
 // Maps measurements onto m.costs (m should already hold the base costs: derived fields subtract

@@ -386,10 +386,10 @@ ProbeResult probe_sysfs(const std::string& root_str) {
               t.nr_cpus() == static_cast<int>(online.size());
 
   // --- the real layout, for the profile header
-  r.layout.push_back(fmt::format("{} online CPUs ({}), {} package(s), {} NUMA node(s), LLC = L{} cache",
+  r.layout.push_back(fmt::format("{} online CPUs ({}), {} package(s), {} NUMA node(s), LLC = {}",
                                  online.size(), format_cpu_list(r.online), sockets.size(),
                                  nodes.empty() ? std::string("no") : std::to_string(nodes.size()),
-                                 max_level > 0 ? std::to_string(max_level) : std::string("? (no cache info)")));
+                                 max_level > 0 ? "L" + std::to_string(max_level) + " cache" : std::string("unknown (no cache info)")));
   for (size_t si = 0; si < sockets.size(); ++si) {
     auto& s = sockets[si];
     r.layout.push_back(fmt::format("package {}: {} cores in {} LLC(s)", s.package, s.nr_cores, s.llcs.size()));

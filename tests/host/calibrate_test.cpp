@@ -122,10 +122,13 @@ TEST(Calibrate, MappingArithmetic) {
   host::apply_calibration(m2, r);
   EXPECT_EQ(m2.costs.ipi_latency_llc_ns, 0);
   EXPECT_EQ(m2.costs.polling_wake_ns, 10000 - 1000 - 300 - 80 - 1000 - 0);
-  // A derivation that would go negative is floored at 25% and flagged.
-  r.measurements[2].value_ns = 500;
+  // When the base's other scheduler costs explain (almost) everything, the remainder is split in
+  // the base's proportions and flagged. m2 now has futex_wake 100, futex_wait 120 and the
+  // context switch measured above (1000); others = 200+100+100+300+80 = 780.
+  m2.costs.context_switch_ns = 1220;
+  r.measurements[2].value_ns = 1000;  // rest = 1000 - 220 = 780, v = 0 < 10% of 780
   auto u = host::apply_calibration(m2, r);
-  EXPECT_EQ(m2.costs.context_switch_ns, 125);
+  EXPECT_EQ(m2.costs.context_switch_ns, std::llround(780.0 * 1220 / (780 + 1220)));
   bool floored = false;
   for (auto& x : u) floored |= x.key == "costs.context_switch_ns" && x.floored;
   EXPECT_TRUE(floored);
