@@ -166,7 +166,7 @@ void register_host(CLI::App& app) {
   probe->callback([args] { guarded([&] { run_probe(*args); }); });
 
   CLI::App* cal = host->add_subcommand(
-      "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks (~30 s; --quick: ~1 s)");
+      "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks (at most ~30 s; --quick: ~1 s)");
   cal->add_option("--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
   cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
       ->capture_default_str();

@@ -59,7 +59,8 @@ std::string basename_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-std::string last_lines(const std::string& out, int n) {
+// The first or last n non-empty lines of out, joined with " | ".
+std::string some_lines(const std::string& out, int n, bool from_end) {
   std::vector<std::string_view> lines;
   size_t pos = 0;
   std::string_view s(out);
@@ -71,9 +72,10 @@ std::string last_lines(const std::string& out, int n) {
     pos = nl + 1;
   }
   if (lines.empty()) return "(no output)";
-  size_t from = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0;
+  size_t from = from_end && lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0;
+  size_t to = std::min(lines.size(), from + static_cast<size_t>(n));
   std::string r;
-  for (size_t i = from; i < lines.size(); ++i) r += (r.empty() ? "" : " | ") + std::string(lines[i]);
+  for (size_t i = from; i < to; ++i) r += (r.empty() ? "" : " | ") + std::string(lines[i]);
   return r;
 }
 
@@ -257,15 +259,15 @@ BenchResult run_real_benchmark(const std::vector<std::string>& argv, int runs,
     int status = run_capture(argv, &run.output);
     if (WIFSIGNALED(status))
       throw HostError(fmt::format("`{}` (run {}) was killed by signal {}: {}", cmd, i + 1, WTERMSIG(status),
-                                  last_lines(run.output, 3)));
+                                  some_lines(run.output, 3, true)));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       throw HostError(fmt::format("`{}` (run {}) exited with status {}{}: {}", cmd, i + 1, WEXITSTATUS(status),
                                   WEXITSTATUS(status) == 127 ? " (command not found?)" : "",
-                                  last_lines(run.output, 3)));
+                                  some_lines(run.output, 2, false)));
     auto v = parse_benchmark_output(res.spec, run.output);
     if (!v)
       throw HostError(fmt::format("`{}` (run {}): no {} result line in its output; last lines: {}", cmd, i + 1,
-                                  res.spec.description, last_lines(run.output, 3)));
+                                  res.spec.description, some_lines(run.output, 3, true)));
     run.value = *v;
     run.result_line = find_result_line(run.output, res.spec.tool == BenchTool::Hackbench       ? "Time:"
                                                    : res.spec.tool == BenchTool::PerfSchedPipe ? "usecs/op"
