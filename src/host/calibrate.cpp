@@ -7,10 +7,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -437,6 +439,42 @@ bool wake_latency(const Ctx& ctx, int a, int b, Converger& c, Converger& waker, 
   return ok && !c.values.empty();
 }
 
+// fork() of a child that exits at once, all on one CPU: the parent's fork() call (fork_ns), and
+// from fork() returning in the parent to waitpid() returning (the child runs, exits and is reaped).
+bool fork_exit(const Ctx& ctx, int cpu, Converger& fork_c, Converger& reap_c) {
+  bool failed = false;
+  bool ok = on_cpu(cpu, [&] {
+    const int per_batch = ctx.opt.quick ? 5 : 15;
+    bool warm = true;
+    while (!fork_c.done() || !reap_c.done()) {
+      std::vector<double> f, w;
+      for (int k = 0; k < per_batch; ++k) {
+        int64_t t0 = now_ns();
+        pid_t pid = fork();
+        if (pid == 0) _exit(0);
+        int64_t t1 = now_ns();
+        if (pid < 0) {
+          failed = true;
+          return;
+        }
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        int64_t t2 = now_ns();
+        f.push_back(static_cast<double>(t1 - t0));
+        w.push_back(static_cast<double>(t2 - t1));
+      }
+      if (warm) {
+        warm = false;
+        continue;
+      }
+      fork_c.values.push_back(median(f));
+      reap_c.values.push_back(median(w));
+    }
+  });
+  return ok && !failed;
+}
+
 const char* class_key(Distance d) {
   switch (d) {
     case Distance::Smt: return "smt";
@@ -495,7 +533,33 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
   }
   const int cpu0 = usable(first) ? real(first) : first;
 
+  // Other work on the machine inflates every timing (waiting for a CPU): say so.
+  {
+    std::ifstream la("/proc/loadavg");
+    double load1 = 0;
+    if (la >> load1 && load1 > 0.5 * CPU_COUNT(&allowed))
+      res.warnings.push_back(fmt::format("the machine is busy (load average {:.2f} on {} usable CPUs): timings include "
+                                         "waiting for a CPU; calibrate on an otherwise idle machine",
+                                         load1, CPU_COUNT(&allowed)));
+  }
+
   single_thread_loops(ctx, cpu0);
+
+  {
+    Converger f = ctx.conv(1.5), w = ctx.conv(1.5);
+    if (fork_exit(ctx, cpu0, f, w)) {
+      res.measurements.push_back(finish("fork_call", "fork() in the parent, child exits at once (parent and child on one CPU)",
+                                        f, {cpu0}, opt.target_cov));
+      report();
+      res.measurements.push_back(finish("fork_exit_reap",
+                                        "fork() returning to waitpid() returning: child runs, _exit()s, is reaped "
+                                        "and the parent woken, all on one CPU",
+                                        w, {cpu0}, opt.target_cov));
+      report();
+    } else {
+      res.warnings.push_back("fork() failed; fork and exit costs not measured");
+    }
+  }
 
   // Same-CPU ping-pongs: context switch path.
   {
@@ -665,6 +729,19 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
     set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
     out.back().floored = scaled;
   }
+  if (auto x = get("fork_call")) set("fork_ns", k.fork_ns, x->value_ns, 0, "fork_call", x->cov);
+  if (auto x = get("fork_exit_reap")) {
+    // The parent blocks in waitpid, the child runs and exits, the parent is woken: two passes
+    // through the scheduler (schedule + pick_next_task + context_switch) plus a local wakeup.
+    double sched = 2.0 * static_cast<double>(k.schedule_ns + k.pick_next_task_ns + k.context_switch_ns) +
+                   static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns);
+    set("exit_ns", k.exit_ns, x->value_ns - sched, 0.1 * x->value_ns,
+        fmt::format("fork_exit_reap ({:.0f}) - 2 x (schedule + pick_next_task + context_switch) - ttwu - enqueue - "
+                    "dequeue ({:.0f}); floor 10%",
+                    x->value_ns, sched),
+        x->cov);
+  }
+
   const std::pair<const char*, int64_t*> reads[] = {{"smt", &k.remote_read_smt_ns},
                                                      {"llc", &k.remote_read_llc_ns},
                                                      {"other_llc", &k.remote_read_other_llc_ns},
