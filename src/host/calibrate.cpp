@@ -605,7 +605,7 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     int nb = 0;
     bool all_conv = true;
     for (auto [a, b] : chosen) {
-      Converger c = ctx.conv(0.5);
+      Converger c = ctx.conv(topo.nr_cpus() <= 8 ? 1.0 : 0.5);
       if (!cacheline_pingpong(ctx, a, b, c)) {
         res.warnings.push_back(fmt::format("cannot pin threads to cpu{} and cpu{}; pair skipped", a, b));
         continue;
