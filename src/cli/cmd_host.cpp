@@ -117,21 +117,26 @@ void run_calibrate(const HostArgs& a) {
 
 void run_bench(const HostArgs& a) {
   if (a.runs < 1) throw UsageError(fmt::format("--runs must be at least 1 (got {})", a.runs));
-  auto spec = host::identify_benchmark(a.command);  // fail before running anything
-  (void)spec;
-  int total = a.runs;
+  host::identify_benchmark(a.command);  // fail before running anything
+  // With `--output -` the samples file goes to stdout, so progress goes to stderr.
+  struct Progress {
+    FILE* to;
+    int total;
+  } progress{a.output == "-" ? stderr : stdout, a.runs};
   auto r = host::run_real_benchmark(
       a.command, a.runs,
       [](int i, const host::BenchRun& run, void* ctx) {
-        fmt::print("run {}/{}: {}\n", i + 1, *static_cast<int*>(ctx), run.result_line);
-        std::fflush(stdout);
+        auto* p = static_cast<Progress*>(ctx);
+        fmt::print(p->to, "run {}/{}: {}\n", i + 1, p->total, run.result_line);
+        std::fflush(p->to);
       },
-      &total);
+      &progress);
   auto s = r.samples();
   double sum = 0, lo = s.front(), hi = s.front();
   for (double x : s) sum += x, lo = std::min(lo, x), hi = std::max(hi, x);
-  fmt::print("{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description, r.spec.metric,
-             sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
+  fmt::print(progress.to, "{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description,
+             r.spec.metric, sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
+  std::fflush(progress.to);
   if (!a.output.empty()) {
     host::write_file_atomic(a.output, host::format_samples_file(r));
     if (a.output != "-") fmt::print("wrote {} ({} samples)\n", a.output, s.size());
