@@ -33,7 +33,7 @@ TEST(Calibrate, QuickRunGivesSaneValues) {
   for (auto& m : r.measurements) {
     EXPECT_TRUE(std::isfinite(m.value_ns)) << m.key;
     EXPECT_GT(m.value_ns, 0.0) << m.key;
-    EXPECT_LT(m.value_ns, 10e6) << m.key;  // 10 ms per operation would be absurd
+    EXPECT_LT(m.value_ns, 1e9) << m.key;  // a second per operation would be absurd (fork here: ~10 ms)
     EXPECT_GE(m.cov, 0.0) << m.key;
     EXPECT_GE(m.batches, 1) << m.key;
     EXPECT_LE(m.min_ns, m.value_ns) << m.key;
@@ -70,7 +70,7 @@ TEST(Calibrate, MapsOntoCosts) {
   EXPECT_EQ(m.costs.schedule_ns, 300);  // not measured: stays
   for (auto& u : updates) {
     EXPECT_GE(u.value, 0) << u.key;
-    EXPECT_LT(u.value, 10000000) << u.key;
+    EXPECT_LT(u.value, 1000000000) << u.key;
     EXPECT_EQ(u.key.rfind("costs.", 0), 0u) << u.key;
   }
   auto h = host::calibration_header(r, updates);
