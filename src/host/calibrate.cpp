@@ -694,6 +694,13 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
       u.floored = true;
       value = floor;
     }
+    // Keep within what the profile loader accepts (params(): 0 .. 10 s for costs).
+    for (const auto& pi : machine::params())
+      if (pi.key == u.key && (value < pi.min || value > pi.max)) {
+        value = std::clamp(value, pi.min, pi.max);
+        u.floored = true;
+        u.formula += fmt::format("; clamped to [{}, {}]", pi.min, pi.max);
+      }
     u.value = std::max<int64_t>(0, std::llround(value));
     field = u.value;
     out.push_back(u);
