@@ -734,7 +734,7 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
                              base_cs / (others + base_cs));
     }
     set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
-    out.back().floored = scaled;
+    out.back().floored = out.back().floored || scaled;
   }
   if (auto x = get("fork_call")) set("fork_ns", k.fork_ns, x->value_ns, 0, "fork_call", x->cov);
   if (auto x = get("fork_exit_reap")) {
