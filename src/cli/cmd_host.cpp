@@ -1,6 +1,191 @@
-// Placeholder until the `host` command lands (see its issue); registers nothing.
+// `schedlab host probe|calibrate|bench`: the real machine (see docs/host.md). Parsing and printing
+// only; the work is in src/host/.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cli/commands.hpp"
+#include "host/bench.hpp"
+#include "host/calibrate.hpp"
+#include "host/probe.hpp"
+#include "machine/machine.hpp"
 
 namespace schedlab::cli {
-void register_host(CLI::App&) {}
+namespace {
+
+struct HostArgs {
+  std::string output;
+  std::string sysfs_root = "/";
+  std::string base = "tiny-4";
+  bool quick = false;
+  int runs = 5;
+  std::vector<std::string> command;
+};
+
+std::string when_and_where() {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+  return fmt::format("Written {} on host '{}'.", buf, host);
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (auto& l : lines) out += l + "\n";
+  return out;
+}
+
+void warn_all(const std::vector<std::string>& warnings) {
+  std::fflush(stdout);
+  for (auto& w : warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
+}
+
+// Probes, warns, and fills costs from the base profile.
+host::ProbeResult probe_with_base(const HostArgs& a) {
+  host::ProbeResult r = host::probe_sysfs(a.sysfs_root);
+  machine::Machine base = machine::load_profile(a.base);
+  host::apply_base(r.machine, base, r.hz_from_config);
+  return r;
+}
+
+std::string topo_summary(const machine::Machine& m) {
+  return fmt::format("{} socket(s) x {} cores x {} thread(s), {} cores per LLC, {} idle state(s) ({})", m.topo.sockets,
+                     m.topo.cores_per_socket, m.topo.threads_per_core, m.topo.cores_per_llc, m.idle_states.size(),
+                     m.cpuidle_driver.empty() ? "no cpuidle driver" : m.cpuidle_driver);
+}
+
+// Serialises m, checks that it loads back, then writes it atomically.
+void write_profile(const machine::Machine& m, const std::vector<std::string>& header, const std::string& path) {
+  std::string text = machine::to_toml(m, join_lines(header));
+  machine::parse_profile(text, path);  // throws ProfileError if we produced something invalid
+  host::write_file_atomic(path, text);
+}
+
+void run_probe(const HostArgs& a) {
+  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  auto r = probe_with_base(a);
+  warn_all(r.warnings);
+  auto header = host::probe_header(r, a.base);
+  header.insert(header.begin() + 1, when_and_where());
+  write_profile(r.machine, header, out);
+  if (out != "-") fmt::print("wrote {}: {}; costs from '{}' (not measured: run `schedlab host calibrate`)\n", out,
+                             topo_summary(r.machine), a.base);
+}
+
+void run_calibrate(const HostArgs& a) {
+  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  auto r = probe_with_base(a);
+  warn_all(r.warnings);
+  host::CalibrateOptions opt;
+  opt.quick = a.quick;
+  opt.machine = r.machine;
+  opt.model_to_real = r.model_to_real;
+  FILE* progress = out == "-" ? stderr : stdout;
+  opt.progress = [progress](const host::Measurement& m) {
+    fmt::print(progress, "  {:<30} {:>10.1f} ns  spread {:5.1f}%  {} batches{}\n", m.key, m.value_ns, 100 * m.cov,
+               m.batches, m.converged ? "" : " (not converged)");
+    std::fflush(progress);
+  };
+  fmt::print(progress, "calibrating on {} ({}){}\n", topo_summary(r.machine),
+             r.machine.arch.empty() ? "unknown arch" : r.machine.arch, a.quick ? ", quick" : "");
+  auto res = host::calibrate(opt);
+  auto updates = host::apply_calibration(r.machine, res);
+  warn_all(res.warnings);
+  auto header = host::probe_header(r, a.base);
+  header.insert(header.begin() + 1, when_and_where());
+  header[0] = "Machine profile of this host, written by `schedlab host calibrate` (see docs/host.md).";
+  for (auto& l : header)
+    if (l.rfind("Costs, tunables and noise:", 0) == 0)
+      l = fmt::format("Costs: those listed under 'Costs MEASURED' below were measured; all others, and tunables and "
+                      "noise, are defaults copied from base profile '{}'{}.",
+                      a.base, r.hz_from_config ? " (hz = CONFIG_HZ of the running kernel)" : "");
+  auto cal = host::calibration_header(res, updates);
+  header.insert(header.end(), cal.begin(), cal.end());
+  write_profile(r.machine, header, out);
+  fmt::print(progress, "set {} cost(s) from measurements in {:.1f} s:\n", updates.size(), res.elapsed_s);
+  for (auto& u : updates)
+    fmt::print(progress, "  {} = {}{}\n", u.key, u.value, u.floored ? " (adjusted, see profile header)" : "");
+  if (out != "-") fmt::print("wrote {}\n", out);
+}
+
+void run_bench(const HostArgs& a) {
+  if (a.runs < 1) throw UsageError(fmt::format("--runs must be at least 1 (got {})", a.runs));
+  host::identify_benchmark(a.command);  // fail before running anything
+  // With `--output -` the samples file goes to stdout, so progress goes to stderr.
+  struct Progress {
+    FILE* to;
+    int total;
+  } progress{a.output == "-" ? stderr : stdout, a.runs};
+  auto r = host::run_real_benchmark(
+      a.command, a.runs,
+      [](int i, const host::BenchRun& run, void* ctx) {
+        auto* p = static_cast<Progress*>(ctx);
+        fmt::print(p->to, "run {}/{}: {}\n", i + 1, p->total, run.result_line);
+        std::fflush(p->to);
+      },
+      &progress);
+  auto s = r.samples();
+  double sum = 0, lo = s.front(), hi = s.front();
+  for (double x : s) sum += x, lo = std::min(lo, x), hi = std::max(hi, x);
+  fmt::print(progress.to, "{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description,
+             r.spec.metric, sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
+  std::fflush(progress.to);
+  if (!a.output.empty()) {
+    host::write_file_atomic(a.output, host::format_samples_file(r));
+    if (a.output != "-") fmt::print("wrote {} ({} samples)\n", a.output, s.size());
+  }
+}
+
+// Runs f, turning host-layer input errors into usage errors (exit 2).
+template <class F>
+void guarded(F f) {
+  try {
+    f();
+  } catch (const host::HostError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
+void register_host(CLI::App& app) {
+  auto args = std::make_shared<HostArgs>();
+  CLI::App* host = app.add_subcommand("host", "The real machine: probe sysfs, calibrate costs, run real benchmarks");
+  host->require_subcommand(1);
+
+  CLI::App* probe = host->add_subcommand(
+      "probe", "Read topology and cpuidle states from sysfs into a machine profile (costs from --base)");
+  probe->add_option("--output,-o", args->output,
+                    "Profile to write ('-' = stdout); default $XDG_CONFIG_HOME/schedlab/host.toml, else "
+                    "~/.config/schedlab/host.toml");
+  probe->add_option("--sysfs-root", args->sysfs_root, "Directory holding sys/devices/system/... (default /)");
+  probe->add_option("--base", args->base, "Built-in profile (or .toml path) whose costs and tunables are copied")
+      ->capture_default_str();
+  probe->callback([args] { guarded([&] { run_probe(*args); }); });
+
+  CLI::App* cal = host->add_subcommand(
+      "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks (at most ~30 s; --quick: ~1 s)");
+  cal->add_option("--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
+  cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
+      ->capture_default_str();
+  cal->add_flag("--quick", args->quick, "Short runs (for tests; larger spread)");
+  cal->callback([args] { guarded([&] { run_calibrate(*args); }); });
+
+  CLI::App* bench = host->add_subcommand(
+      "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "
+               "-- hackbench ... | perf bench sched pipe|messaging ...");
+  bench->add_option("--runs,-n", args->runs, "Number of runs")->capture_default_str();
+  bench->add_option("--output,-o", args->output,
+                    "Samples file: '# metric: ...' header lines, then one number per line");
+  bench->add_option("command", args->command, "The benchmark command line, after --")->required();
+  bench->callback([args] { guarded([&] { run_bench(*args); }); });
+}
+
 }  // namespace schedlab::cli

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Copies the sysfs/procfs files `schedlab host probe` reads into DEST, so a machine's layout can be
+# kept as a test fixture (tests/host/fixtures/) or probed elsewhere: schedlab host probe --sysfs-root DEST
+# Usage: scripts/capture-sysfs.sh DEST
+set -euo pipefail
+dest=${1:?usage: $0 DEST}
+copy() {  # copy one readable file, keeping its path under DEST
+  local f=$1
+  [ -r "$f" ] || return 0
+  mkdir -p "$dest$(dirname "$f")"
+  cat "$f" > "$dest$f" 2>/dev/null || rm -f "$dest$f"
+}
+c=/sys/devices/system/cpu
+for f in online offline possible present; do copy $c/$f; done
+for f in current_driver current_governor current_governor_ro available_governors; do copy $c/cpuidle/$f; done
+for d in $c/cpu[0-9]*; do
+  copy $d/online
+  for f in physical_package_id core_id die_id cluster_id thread_siblings_list core_cpus_list; do copy $d/topology/$f; done
+  for i in $d/cache/index*; do
+    [ -d "$i" ] || continue
+    for f in level type size shared_cpu_list; do copy $i/$f; done
+  done
+  for s in $d/cpuidle/state*; do
+    [ -d "$s" ] || continue
+    for f in name desc latency residency disable; do copy $s/$f; done
+  done
+done
+for n in /sys/devices/system/node/node[0-9]*; do
+  [ -d "$n" ] && copy $n/cpulist
+done
+copy /proc/sys/kernel/arch
+copy /proc/sys/kernel/osrelease
+echo "captured into $dest"

@@ -1,0 +1,71 @@
+// `schedlab host bench`: runs a real scheduler benchmark (hackbench, perf bench sched pipe|messaging)
+// N times and collects its result metric, for comparison with the model (`schedlab compare`,
+// `schedlab validate`). Parsers are separate so they can be tested on captured outputs.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/probe.hpp"  // HostError
+
+namespace schedlab::host {
+
+// rt-tests hackbench: the `Time: S.mmm` line, in seconds.
+std::optional<double> parse_hackbench_time(std::string_view output);
+// perf bench (any sched suite, default format): `Total time: S.mmm [sec]`, in seconds.
+std::optional<double> parse_perf_total_time(std::string_view output);
+// perf bench sched pipe: the `N.NNN usecs/op` line, in microseconds.
+std::optional<double> parse_perf_pipe_usecs_per_op(std::string_view output);
+
+enum class BenchTool { Hackbench, PerfSchedPipe, PerfSchedMessaging };
+
+// What a command line runs and which of its numbers is the sample.
+struct BenchSpec {
+  BenchTool tool;
+  std::string program;      // the executable to look up in PATH ("hackbench", "perf")
+  std::string metric;       // "time_s" or "usecs_per_op"
+  std::string unit;         // "s" or "us"
+  std::string description;  // e.g. "hackbench Time" or "perf bench sched pipe usecs/op"
+  // hackbench and messaging: Time / Total time (s); pipe: usecs/op. All lower-is-better.
+};
+
+// Identifies the benchmark in a command line (argv form; a leading `taskset [opts] MASK` or
+// `taskset -c LIST` wrapper is allowed). Throws HostError for anything else, including
+// `perf bench -f simple` (no result lines to parse).
+BenchSpec identify_benchmark(const std::vector<std::string>& argv);
+
+// Parses one run's output (stdout and stderr together) for spec's metric. nullopt if absent.
+std::optional<double> parse_benchmark_output(const BenchSpec& spec, std::string_view output);
+
+struct BenchRun {
+  double value = 0;         // the metric
+  std::string result_line;  // the tool's line it came from, trimmed
+  std::string output;       // everything the tool printed
+};
+
+struct BenchResult {
+  BenchSpec spec;
+  std::vector<std::string> argv;
+  std::vector<BenchRun> runs;
+  std::vector<double> samples() const;
+};
+
+// Looks `program` up in PATH like execvp does; empty if not found.
+std::string find_in_path(const std::string& program);
+
+// Runs the real tool `runs` times, sequentially, capturing stdout+stderr. Throws HostError if
+// the tool is unknown or not installed, exits non-zero, or prints no parseable result line
+// (the message includes the last lines it printed). `on_run` (optional) is called after each run.
+BenchResult run_real_benchmark(const std::vector<std::string>& argv, int runs,
+                               void (*on_run)(int index, const BenchRun&, void*) = nullptr,
+                               void* ctx = nullptr);
+
+// The samples file `schedlab compare` reads: `#` header lines (metric, unit, better, command,
+// runs) then one number per line.
+std::string format_samples_file(const BenchResult& r);
+
+// Shell-style quoting of an argv for display and headers.
+std::string join_command(const std::vector<std::string>& argv);
+
+}  // namespace schedlab::host

@@ -1,0 +1,609 @@
+#include "host/probe.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace schedlab::host {
+namespace fs = std::filesystem;
+using machine::IdleState;
+using machine::Machine;
+
+namespace {
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Reads a small sysfs file; nullopt if missing or unreadable.
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return trim(ss.str());
+}
+
+std::optional<long long> to_int(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || end == s.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+std::optional<long long> read_int(const fs::path& p) {
+  auto t = read_text(p);
+  if (!t) return std::nullopt;
+  return to_int(*t);
+}
+
+// Numbered subdirectories `prefix<N>` of dir, ascending by N.
+std::vector<std::pair<int, fs::path>> numbered_dirs(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, fs::path>> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return out;
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    std::string n = it->path().filename().string();
+    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string num = n.substr(prefix.size());
+    if (!std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::error_code ec2;
+    if (!fs::is_directory(it->path(), ec2)) continue;
+    out.emplace_back(std::stoi(num), it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> intersect(const std::vector<int>& a, const std::set<int>& keep) {
+  std::vector<int> out;
+  for (int x : a)
+    if (keep.count(x)) out.push_back(x);
+  return out;
+}
+
+bool contains(const std::string& hay, const char* needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+std::string normalize_arch(std::string a) {
+  if (a == "aarch64" || a == "arm64") return "arm64";
+  if (a == "x86_64" || a == "amd64") return "x86_64";
+  return a;
+}
+
+// CONFIG_HZ from a kernel config: <root>/boot/config-<release>, else /proc/config.gz via gzip.
+std::optional<int64_t> read_config_hz(const fs::path& root) {
+  auto scan = [](std::istream& in) -> std::optional<int64_t> {
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("CONFIG_HZ=", 0) == 0) {
+        auto v = to_int(trim(line.substr(10)));
+        if (v && *v > 0 && *v <= 10000) return *v;
+      }
+    return std::nullopt;
+  };
+  if (auto rel = read_text(root / "proc/sys/kernel/osrelease")) {
+    std::ifstream in(root / "boot" / ("config-" + *rel));
+    if (in)
+      if (auto hz = scan(in)) return hz;
+  }
+  fs::path gz = root / "proc/config.gz";
+  std::error_code ec;
+  if (fs::exists(gz, ec) && access(gz.c_str(), R_OK) == 0) {
+    std::string cmd = "gzip -dc '" + gz.string() + "' 2>/dev/null";
+    if (gz.string().find('\'') != std::string::npos) return std::nullopt;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return std::nullopt;
+    std::string text;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+    pclose(p);
+    std::istringstream in(text);
+    return scan(in);
+  }
+  return std::nullopt;
+}
+
+// The most common value (ties: the larger).
+int mode_of(const std::vector<int>& v) {
+  std::map<int, int> count;
+  for (int x : v) ++count[x];
+  int best = 0, best_n = -1;
+  for (auto [x, n] : count)
+    if (n >= best_n) best = x, best_n = n;
+  return best;
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  return fmt::format("{}", fmt::join(v, ","));
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
+  std::string s = trim(text);
+  std::set<int> out;
+  if (s.empty()) return std::vector<int>{};
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (item.empty()) return std::nullopt;
+    size_t dash = item.find('-');
+    auto lo = to_int(dash == std::string::npos ? item : item.substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : to_int(item.substr(dash + 1));
+    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > 1 << 20) return std::nullopt;
+    for (long long c = *lo; c <= *hi; ++c) out.insert(static_cast<int>(c));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return std::vector<int>(out.begin(), out.end());
+}
+
+std::string format_cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+bool idle_state_polls(const std::string& arch, const std::string& driver, const std::string& name,
+                      const std::string& desc, bool* known) {
+  if (known) *known = true;
+  if (name == "POLL" || contains(desc, "POLL IDLE")) return true;
+  if (arch == "arm64" || driver == "psci_idle" || driver == "psci" || contains(desc, "WFI"))
+    return false;
+  if (driver == "intel_idle") return true;  // every intel_idle state is entered with MWAIT
+  if (contains(desc, "MWAIT")) return true;  // "ACPI FFH MWAIT 0x0"
+  if (contains(desc, "HLT") || contains(desc, "IOPORT") || contains(desc, "halt")) return false;
+  if (driver == "haltpoll") return false;  // state 1 "haltpoll idle" is HLT
+  if (!arch.empty() && arch != "x86_64") return false;  // only x86 MWAIT keeps the polling bit
+  if (known) *known = false;
+  return false;
+}
+
+ProbeResult probe_sysfs(const std::string& root_str) {
+  ProbeResult r;
+  Machine& m = r.machine;
+  const fs::path root = root_str.empty() ? fs::path("/") : fs::path(root_str);
+  const fs::path cpu_dir = root / "sys/devices/system/cpu";
+  auto warn = [&](std::string w) { r.warnings.push_back(std::move(w)); };
+
+  auto cpu_dirs = numbered_dirs(cpu_dir, "cpu");
+  if (cpu_dirs.empty())
+    throw HostError(fmt::format("{}: no cpuN directories; is this a Linux sysfs tree?", cpu_dir.string()));
+
+  // --- which CPUs are online
+  std::optional<std::vector<int>> online_list;
+  if (auto t = read_text(cpu_dir / "online")) {
+    online_list = parse_cpu_list(*t);
+    if (!online_list) warn(fmt::format("cannot parse {}: '{}'; using cpuN/online", (cpu_dir / "online").string(), *t));
+  }
+  std::set<int> online;
+  for (auto& [n, dir] : cpu_dirs) {
+    CpuInfo c;
+    c.cpu = n;
+    if (online_list) {
+      c.online = std::find(online_list->begin(), online_list->end(), n) != online_list->end();
+    } else if (auto v = read_int(dir / "online")) {
+      c.online = *v != 0;  // cpu0 usually has no `online` file: it cannot go offline
+    }
+    if (c.online) online.insert(n);
+    r.cpus.push_back(c);
+  }
+  std::vector<int> offline;
+  for (auto& c : r.cpus)
+    if (!c.online) offline.push_back(c.cpu);
+  if (!offline.empty())
+    warn(fmt::format("CPUs {} are offline; the model covers the {} online CPUs only",
+                     format_cpu_list(offline), online.size()));
+  if (online.empty()) throw HostError(fmt::format("{}: no online CPU", cpu_dir.string()));
+  r.online.assign(online.begin(), online.end());
+
+  // --- topology and caches of each online CPU
+  std::vector<int> no_topo, no_pkg, no_cache;
+  int max_level = 0;
+  for (auto& c : r.cpus) {
+    if (!c.online) continue;
+    fs::path dir = cpu_dir / fmt::format("cpu{}", c.cpu);
+    fs::path topo = dir / "topology";
+    std::error_code ec;
+    if (!fs::is_directory(topo, ec)) {
+      no_topo.push_back(c.cpu);
+      c.siblings = {c.cpu};
+    } else {
+      if (auto p = read_int(topo / "physical_package_id")) c.package = *p < 0 ? 0 : static_cast<int>(*p);
+      else no_pkg.push_back(c.cpu);
+      if (auto v = read_int(topo / "core_id")) c.core_id = static_cast<int>(*v);
+      std::optional<std::vector<int>> sib;
+      for (const char* f : {"core_cpus_list", "thread_siblings_list"})
+        if (auto t = read_text(topo / f))
+          if ((sib = parse_cpu_list(*t))) break;
+      if (sib) c.siblings = intersect(*sib, online);
+      if (std::find(c.siblings.begin(), c.siblings.end(), c.cpu) == c.siblings.end()) {
+        if (sib) warn(fmt::format("cpu{}: sibling list does not contain the CPU itself; treating it as a core of its own", c.cpu));
+        c.siblings = {c.cpu};
+      }
+    }
+    // Highest data or unified cache level = LLC.
+    for (auto& [idx, idir] : numbered_dirs(dir / "cache", "index")) {
+      auto level = read_int(idir / "level");
+      auto type = read_text(idir / "type");
+      auto shared = read_text(idir / "shared_cpu_list");
+      if (!level || !shared) {
+        warn(fmt::format("cpu{}: cache/index{} lacks level or shared_cpu_list; ignored", c.cpu, idx));
+        continue;
+      }
+      if (type && *type == "Instruction") continue;
+      auto list = parse_cpu_list(*shared);
+      if (!list) {
+        warn(fmt::format("cpu{}: cannot parse cache/index{}/shared_cpu_list '{}'; ignored", c.cpu, idx, *shared));
+        continue;
+      }
+      if (*level > c.llc_level) {
+        c.llc_level = static_cast<int>(*level);
+        c.llc = intersect(*list, online);
+        if (std::find(c.llc.begin(), c.llc.end(), c.cpu) == c.llc.end()) c.llc.push_back(c.cpu), std::sort(c.llc.begin(), c.llc.end());
+      }
+    }
+    if (c.llc_level == 0) no_cache.push_back(c.cpu);
+    max_level = std::max(max_level, c.llc_level);
+  }
+  if (!no_topo.empty())
+    warn(fmt::format("CPUs {} have no topology directory; each is taken as a single-thread core in package 0",
+                     format_cpu_list(no_topo)));
+  if (!no_pkg.empty())
+    warn(fmt::format("CPUs {} have no readable physical_package_id; assuming package 0", format_cpu_list(no_pkg)));
+
+  // CPUs whose highest cache level is below the machine's LLC level (a missing cache index) take
+  // the LLC that other CPUs report them in; with no cache information at all, LLC = package.
+  std::vector<int> borrowed, per_package;
+  for (auto& c : r.cpus) {
+    if (!c.online || (c.llc_level == max_level && max_level > 0)) continue;
+    const CpuInfo* peer = nullptr;
+    for (auto& o : r.cpus)
+      if (o.online && o.llc_level == max_level && max_level > 0 &&
+          std::find(o.llc.begin(), o.llc.end(), c.cpu) != o.llc.end()) {
+        peer = &o;
+        break;
+      }
+    if (peer) {
+      c.llc = peer->llc;
+      c.llc_level = max_level;
+      borrowed.push_back(c.cpu);
+    } else {
+      c.llc.clear();
+      for (auto& o : r.cpus)
+        if (o.online && o.package == c.package) c.llc.push_back(o.cpu);
+      per_package.push_back(c.cpu);
+    }
+  }
+  if (!borrowed.empty())
+    warn(fmt::format("CPUs {} report no level-{} cache; using the LLC other CPUs list them in",
+                     format_cpu_list(borrowed), max_level));
+  if (!per_package.empty())
+    warn(fmt::format("no last-level cache information for CPUs {}; assuming one LLC per package",
+                     format_cpu_list(per_package)));
+
+  // --- NUMA nodes (informative: the model has no level between LLC and socket)
+  std::set<int> nodes;
+  for (auto& [n, ndir] : numbered_dirs(root / "sys/devices/system/node", "node")) {
+    auto t = read_text(ndir / "cpulist");
+    auto list = t ? parse_cpu_list(*t) : std::nullopt;
+    if (!list) continue;
+    for (int cpu : *list)
+      for (auto& c : r.cpus)
+        if (c.cpu == cpu) c.node = n;
+    if (!intersect(*list, online).empty()) nodes.insert(n);
+  }
+
+  // --- group into sockets -> LLCs -> cores -> threads
+  std::map<int, std::vector<const CpuInfo*>> by_pkg;
+  for (auto& c : r.cpus)
+    if (c.online) by_pkg[c.package].push_back(&c);
+  struct Core { std::vector<int> threads; };
+  struct Llc { std::vector<int> cpus; std::vector<Core> cores; };
+  struct Socket { int package; std::vector<Llc> llcs; int nr_cores = 0; };
+  std::vector<Socket> sockets;
+  std::vector<int> cores_per_socket, threads_per_core, cores_per_llc;
+  bool llc_crosses_package = false;
+  for (auto& [pkg, cpus] : by_pkg) {
+    Socket s;
+    s.package = pkg;
+    std::map<std::vector<int>, std::set<std::vector<int>>> llc_cores;  // llc -> sibling sets
+    for (const CpuInfo* c : cpus) {
+      llc_cores[c->llc].insert(c->siblings);
+      for (int x : c->llc)
+        for (auto& o : r.cpus)
+          if (o.cpu == x && o.online && o.package != pkg) llc_crosses_package = true;
+    }
+    for (auto& [llc, cores] : llc_cores) {
+      Llc l;
+      l.cpus = llc;
+      for (auto& sib : cores) l.cores.push_back({sib});
+      std::sort(l.cores.begin(), l.cores.end(), [](const Core& a, const Core& b) { return a.threads < b.threads; });
+      s.nr_cores += static_cast<int>(l.cores.size());
+      cores_per_llc.push_back(static_cast<int>(l.cores.size()));
+      for (auto& core : l.cores) threads_per_core.push_back(static_cast<int>(core.threads.size()));
+      s.llcs.push_back(std::move(l));
+    }
+    std::sort(s.llcs.begin(), s.llcs.end(), [](const Llc& a, const Llc& b) { return a.cpus < b.cpus; });
+    cores_per_socket.push_back(s.nr_cores);
+    sockets.push_back(std::move(s));
+  }
+  // A sibling set that spans two LLCs makes the per-LLC core lists overlap; detect by counting.
+  size_t counted = 0;
+  for (auto& s : sockets)
+    for (auto& l : s.llcs)
+      for (auto& c : l.cores) counted += c.threads.size();
+
+  machine::Topology& t = m.topo;
+  t.sockets = static_cast<int>(sockets.size());
+  t.cores_per_socket = std::max(1, mode_of(cores_per_socket));
+  t.threads_per_core = std::max(1, mode_of(threads_per_core));
+  int cpl = std::max(1, mode_of(cores_per_llc));
+  if (llc_crosses_package) {
+    warn("a last-level cache spans several packages; modeling one LLC per socket");
+    cpl = t.cores_per_socket;
+  }
+  cpl = std::min(cpl, t.cores_per_socket);
+  while (t.cores_per_socket % cpl != 0) --cpl;
+  t.cores_per_llc = cpl;
+
+  auto all_equal = [](const std::vector<int>& v, int x) {
+    return std::all_of(v.begin(), v.end(), [x](int y) { return y == x; });
+  };
+  r.uniform = all_equal(cores_per_socket, t.cores_per_socket) && all_equal(threads_per_core, t.threads_per_core) &&
+              all_equal(cores_per_llc, t.cores_per_llc) && !llc_crosses_package && counted == online.size() &&
+              t.nr_cpus() == static_cast<int>(online.size());
+
+  // --- the real layout, for the profile header
+  r.layout.push_back(fmt::format("{} online CPUs ({}), {} package(s), {} NUMA node(s), LLC = {}",
+                                 online.size(), format_cpu_list(r.online), sockets.size(),
+                                 nodes.empty() ? std::string("no") : std::to_string(nodes.size()),
+                                 max_level > 0 ? "L" + std::to_string(max_level) + " cache" : std::string("unknown (no cache info)")));
+  for (size_t si = 0; si < sockets.size(); ++si) {
+    auto& s = sockets[si];
+    r.layout.push_back(fmt::format("package {}: {} cores in {} LLC(s)", s.package, s.nr_cores, s.llcs.size()));
+    for (auto& l : s.llcs) {
+      std::vector<std::string> cores;
+      for (auto& c : l.cores) cores.push_back(fmt::format("{{{}}}", join_ints(c.threads)));
+      std::string line = fmt::format("  LLC cpus {}: cores ", format_cpu_list(l.cpus));
+      // keep lines readable on big machines
+      size_t shown = std::min<size_t>(cores.size(), 16);
+      line += fmt::format("{}", fmt::join(cores.begin(), cores.begin() + shown, " "));
+      if (shown < cores.size()) line += fmt::format(" ... ({} more)", cores.size() - shown);
+      r.layout.push_back(line);
+    }
+  }
+
+  // --- model CPU -> real CPU, following the model's numbering (thread-major, socket, LLC, core)
+  r.model_to_real.assign(t.nr_cpus(), -1);
+  for (int s = 0; s < t.sockets; ++s) {
+    std::vector<const Core*> cores;
+    for (auto& l : sockets[s].llcs)
+      for (auto& c : l.cores) cores.push_back(&c);
+    for (int ci = 0; ci < t.cores_per_socket && ci < static_cast<int>(cores.size()); ++ci)
+      for (int th = 0; th < t.threads_per_core && th < static_cast<int>(cores[ci]->threads.size()); ++th)
+        r.model_to_real[th * t.nr_cores() + s * t.cores_per_socket + ci] = cores[ci]->threads[th];
+  }
+  // Numbering matches if model CPU i is the i-th online CPU (offline holes aside).
+  for (int i = 0; i < t.nr_cpus(); ++i)
+    if (i >= static_cast<int>(r.online.size()) || r.model_to_real[i] != r.online[i]) r.numbering_matches = false;
+
+  if (!r.uniform) {
+    warn(fmt::format("the real topology is not uniform (cores per package {}, threads per core {}, cores per LLC {}); "
+                     "modeled as the closest uniform machine: {} socket(s) x {} cores x {} threads, {} cores per LLC "
+                     "({} CPUs for {} real ones); the real layout is in the profile header",
+                     join_ints(cores_per_socket), join_ints(threads_per_core), join_ints(cores_per_llc), t.sockets,
+                     t.cores_per_socket, t.threads_per_core, t.cores_per_llc, t.nr_cpus(), online.size()));
+  } else if (!r.numbering_matches) {
+    warn("the real CPU numbering differs from the model's (x86 convention: SMT siblings are nr_cores apart); "
+         "the profile header maps model CPUs to real CPUs");
+  }
+  if (nodes.size() > sockets.size())
+    warn(fmt::format("{} NUMA nodes on {} package(s): the model has no NUMA level inside a socket", nodes.size(),
+                     sockets.size()));
+
+  // --- arch
+  if (auto a = read_text(root / "proc/sys/kernel/arch")) {
+    m.arch = normalize_arch(*a);
+  } else if (std::error_code eq; fs::equivalent(root, "/", eq)) {
+    struct utsname u;
+    if (uname(&u) == 0) m.arch = normalize_arch(u.machine);
+  }
+
+  // --- cpuidle
+  const fs::path idle_dir = cpu_dir / "cpuidle";
+  std::error_code ec;
+  if (!fs::is_directory(idle_dir, ec)) {
+    warn(fmt::format("no {} (kernel without CONFIG_CPU_IDLE?)", idle_dir.string()));
+  } else {
+    m.cpuidle_driver = read_text(idle_dir / "current_driver").value_or("");
+    auto gov = read_text(idle_dir / "current_governor");
+    if (!gov) gov = read_text(idle_dir / "current_governor_ro");
+    m.governor = gov.value_or("");
+    if (m.cpuidle_driver.empty()) warn("cpuidle/current_driver is missing or unreadable");
+    if (m.governor.empty()) warn("cpuidle/current_governor(_ro) is missing or unreadable");
+  }
+  if (m.arch.empty()) {
+    if (m.cpuidle_driver == "psci_idle") m.arch = "arm64";
+    else if (m.cpuidle_driver == "intel_idle" || m.cpuidle_driver == "acpi_idle" || m.cpuidle_driver == "haltpoll")
+      m.arch = "x86_64";
+    else warn("cannot tell the architecture (no proc/sys/kernel/arch under the root)");
+  }
+  // States of the first online CPU; other CPUs are checked for a different `disable`.
+  const int first = r.online.front();
+  auto state_dirs = numbered_dirs(cpu_dir / fmt::format("cpu{}/cpuidle", first), "state");
+  for (auto& [n, sdir] : state_dirs) {
+    IdleState s;
+    auto name = read_text(sdir / "name");
+    if (!name || name->empty()) {
+      warn(fmt::format("cpu{}/cpuidle/state{} has no name; ignored", first, n));
+      continue;
+    }
+    s.name = *name;
+    s.desc = read_text(sdir / "desc").value_or("");
+    auto lat = read_int(sdir / "latency");
+    auto res = read_int(sdir / "residency");
+    if (!lat || !res)
+      warn(fmt::format("cpu{}/cpuidle/state{} ({}): latency or residency unreadable; using 0", first, n, s.name));
+    s.exit_latency_ns = std::max<long long>(0, lat.value_or(0)) * 1000;  // sysfs gives microseconds
+    s.target_residency_ns = std::max<long long>(0, res.value_or(0)) * 1000;
+    s.disabled = read_int(sdir / "disable").value_or(0) != 0;
+    bool known = true;
+    s.polling = idle_state_polls(m.arch, m.cpuidle_driver, s.name, s.desc, &known);
+    if (!known)
+      warn(fmt::format("cannot tell whether idle state {} ('{}') keeps the polling bit; assuming it does not",
+                       s.name, s.desc));
+    for (int cpu : r.online) {
+      if (cpu == first) continue;
+      auto d = read_int(cpu_dir / fmt::format("cpu{}/cpuidle/state{}/disable", cpu, n));
+      if (d && (*d != 0) != s.disabled) {
+        warn(fmt::format("idle state {} is disabled on some CPUs only (cpu{} differs from cpu{}); using cpu{}'s setting",
+                         s.name, cpu, first, first));
+        break;
+      }
+    }
+    m.idle_states.push_back(std::move(s));
+  }
+  if (m.idle_states.empty()) {
+    // No cpuidle driver: the idle loop calls default_idle_call() -> arch_cpu_idle().
+    IdleState s;
+    if (m.arch == "arm64") {
+      s.name = "WFI";
+      s.desc = "arch_cpu_idle (no cpuidle driver): WFI";
+    } else {
+      s.name = "HLT";
+      s.desc = "default_idle (no cpuidle driver): HLT";
+    }
+    s.polling = false;
+    warn(fmt::format("no cpuidle states (driver '{}'); modeling the architecture's default idle as one "
+                     "non-polling state {} with 0 exit latency and residency",
+                     m.cpuidle_driver.empty() ? "none" : m.cpuidle_driver, s.name));
+    m.idle_states.push_back(std::move(s));
+  }
+
+  r.hz_from_config = read_config_hz(root);
+  if (r.hz_from_config) m.tunables.hz = *r.hz_from_config;
+
+  m.name = "host";
+  m.description = fmt::format("probed from {} ({} CPUs, {}, cpuidle {})",
+                              (root / "sys").string(), online.size(), m.arch.empty() ? "unknown arch" : m.arch,
+                              m.cpuidle_driver.empty() ? "none" : m.cpuidle_driver);
+  return r;
+}
+
+void apply_base(Machine& m, const Machine& base, std::optional<int64_t> hz_from_config) {
+  m.costs = base.costs;
+  m.tunables = base.tunables;
+  if (hz_from_config) m.tunables.hz = *hz_from_config;
+  m.noise = base.noise;
+  for (auto& s : m.idle_states) {
+    const IdleState* b = base.idle_state(s.name);
+    s.wake_cost_ns = b ? b->wake_cost_ns : 0;
+  }
+}
+
+std::vector<std::string> probe_header(const ProbeResult& r, const std::string& base_name) {
+  std::vector<std::string> h;
+  const auto& t = r.machine.topo;
+  h.push_back("Machine profile of this host, written by `schedlab host probe` (see docs/host.md).");
+  h.push_back(fmt::format("Topology and idle states: read from sysfs. Model: {} socket(s) x {} cores x {} threads, "
+                          "{} cores per LLC.",
+                          t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc));
+  h.push_back(fmt::format("Costs, tunables and noise: defaults copied from base profile '{}', NOT measured{}.",
+                          base_name, r.hz_from_config ? " (except hz = CONFIG_HZ of the running kernel)" : ""));
+  h.push_back("Idle state wake_cost_ns: from the base state of the same name, else 0 (default).");
+  h.push_back("Real layout:");
+  for (auto& l : r.layout) h.push_back("  " + l);
+  if (!r.numbering_matches || !r.uniform) {
+    h.push_back("Model CPU -> real CPU (-1: no real CPU):");
+    std::string line;
+    for (size_t i = 0; i < r.model_to_real.size(); ++i) {
+      line += fmt::format("{}{}:{}", line.empty() ? "  " : " ", i, r.model_to_real[i]);
+      if ((i + 1) % 16 == 0) h.push_back(line), line.clear();
+    }
+    if (!line.empty()) h.push_back(line);
+  }
+  for (auto& w : r.warnings) h.push_back("warning: " + w);
+  return h;
+}
+
+std::string default_host_profile_path() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return (fs::path(x) / "schedlab/host.toml").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".config/schedlab/host.toml").string();
+  return "host.toml";
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) {
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) throw HostError(fmt::format("cannot create directory {}: {}", p.parent_path().string(), ec.message()));
+  }
+  std::string tmpl = (p.has_parent_path() ? p.parent_path() / ("." + p.filename().string() + ".XXXXXX")
+                                          : fs::path("." + p.filename().string() + ".XXXXXX"))
+                         .string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = mkstemp(buf.data());
+  if (fd < 0) throw HostError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  std::string tmp(buf.data());
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw HostError(fmt::format("cannot write {}: {}", path, std::strerror(e)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  fchmod(fd, 0644);
+  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw HostError(fmt::format("cannot write {}: {}", path, std::strerror(e)));
+  }
+}
+
+}  // namespace schedlab::host

@@ -1,0 +1,123 @@
+// host bench: parsers on outputs captured from the real tools on the dev VM
+// (tests/host/fixtures/bench/*.txt), command identification, and an end-to-end run.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "host/bench.hpp"
+
+using namespace schedlab::host;
+
+namespace {
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/bench/" + name);
+  EXPECT_TRUE(in) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST(BenchParse, Hackbench) {
+  EXPECT_DOUBLE_EQ(*parse_hackbench_time(fixture("hackbench-g1-l100.txt")), 0.167);
+  EXPECT_DOUBLE_EQ(*parse_hackbench_time(fixture("hackbench-p-T-g1-l100.txt")), 0.198);
+  EXPECT_FALSE(parse_hackbench_time(fixture("hackbench-bad-option.txt")));
+  EXPECT_FALSE(parse_hackbench_time(fixture("perf-pipe-l10000.txt")));
+  EXPECT_FALSE(parse_hackbench_time(""));
+  EXPECT_FALSE(parse_hackbench_time("Time: soon\n"));
+}
+
+TEST(BenchParse, PerfPipe) {
+  EXPECT_DOUBLE_EQ(*parse_perf_pipe_usecs_per_op(fixture("perf-pipe-l10000.txt")), 15.2912);
+  EXPECT_DOUBLE_EQ(*parse_perf_pipe_usecs_per_op(fixture("perf-pipe-T-l10000.txt")), 10.2646);
+  EXPECT_DOUBLE_EQ(*parse_perf_total_time(fixture("perf-pipe-l10000.txt")), 0.152);
+  EXPECT_FALSE(parse_perf_pipe_usecs_per_op(fixture("perf-messaging-g1-l10.txt")));
+  EXPECT_FALSE(parse_perf_pipe_usecs_per_op(fixture("perf-simple-pipe-l1000.txt")));
+  EXPECT_FALSE(parse_perf_pipe_usecs_per_op(fixture("hackbench-g1-l100.txt")));
+}
+
+TEST(BenchParse, PerfMessaging) {
+  EXPECT_DOUBLE_EQ(*parse_perf_total_time(fixture("perf-messaging-g1-l10.txt")), 0.308);
+  EXPECT_DOUBLE_EQ(*parse_perf_total_time(fixture("perf-messaging-p-t-g1-l10.txt")), 0.017);
+  EXPECT_FALSE(parse_perf_total_time(fixture("hackbench-g1-l100.txt")));
+  EXPECT_FALSE(parse_perf_total_time(fixture("perf-simple-pipe-l1000.txt")));
+}
+
+TEST(BenchIdentify, KnownTools) {
+  auto h = identify_benchmark({"hackbench", "-g", "1", "-l", "10"});
+  EXPECT_EQ(h.tool, BenchTool::Hackbench);
+  EXPECT_EQ(h.metric, "time_s");
+  auto p = identify_benchmark({"perf", "bench", "sched", "pipe", "-T", "-l", "1000"});
+  EXPECT_EQ(p.tool, BenchTool::PerfSchedPipe);
+  EXPECT_EQ(p.metric, "usecs_per_op");
+  EXPECT_EQ(p.unit, "us");
+  EXPECT_EQ(identify_benchmark({"/usr/bin/perf", "bench", "-r", "3", "sched", "messaging"}).tool,
+            BenchTool::PerfSchedMessaging);
+  EXPECT_EQ(identify_benchmark({"taskset", "-c", "0", "perf", "bench", "sched", "pipe"}).tool, BenchTool::PerfSchedPipe);
+  EXPECT_EQ(identify_benchmark({"taskset", "0x3", "hackbench"}).tool, BenchTool::Hackbench);
+  EXPECT_EQ(identify_benchmark({"perf", "bench", "-f", "default", "sched", "pipe"}).tool, BenchTool::PerfSchedPipe);
+}
+
+TEST(BenchIdentify, RejectsOthers) {
+  EXPECT_THROW(identify_benchmark({}), HostError);
+  EXPECT_THROW(identify_benchmark({"schbench"}), HostError);
+  EXPECT_THROW(identify_benchmark({"perf", "bench", "sched", "all"}), HostError);
+  EXPECT_THROW(identify_benchmark({"perf", "stat", "true"}), HostError);
+  EXPECT_THROW(identify_benchmark({"perf", "bench", "-f", "simple", "sched", "pipe"}), HostError);
+  EXPECT_THROW(identify_benchmark({"perf", "bench", "--format=simple", "sched", "pipe"}), HostError);
+  EXPECT_THROW(identify_benchmark({"taskset", "-c", "0"}), HostError);
+}
+
+TEST(BenchFile, Format) {
+  BenchResult r;
+  r.spec = identify_benchmark({"hackbench", "-g", "1"});
+  r.argv = {"hackbench", "-g", "1"};
+  r.runs = {{0.167, "Time: 0.167", ""}, {0.2, "Time: 0.200", ""}};
+  EXPECT_EQ(format_samples_file(r),
+            "# metric: time_s\n# unit: s\n# better: lower\n"
+            "# source: hackbench Time, real runs on this host (schedlab host bench)\n"
+            "# command: hackbench -g 1\n# runs: 2\n0.167\n0.2\n");
+  EXPECT_EQ(join_command({"a b", "it's", "-l", "10"}), "'a b' 'it'\\''s' -l 10");
+}
+
+TEST(BenchRun, NotInstalledIsAnError) {
+  try {
+    run_real_benchmark({"/nonexistent/hackbench", "-g", "1"}, 1);
+    FAIL();
+  } catch (const HostError& e) {
+    EXPECT_NE(std::string(e.what()).find("not installed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BenchRun, ToolFailureIsAnError) {
+  if (find_in_path("hackbench").empty()) GTEST_SKIP() << "hackbench (rt-tests) not installed";
+  EXPECT_THROW(run_real_benchmark({"hackbench", "--no-such-option"}, 1), HostError);
+}
+
+TEST(BenchRun, HackbenchEndToEnd) {
+  if (find_in_path("hackbench").empty()) GTEST_SKIP() << "hackbench (rt-tests) not installed";
+  int calls = 0;
+  auto r = run_real_benchmark({"hackbench", "-g", "1", "-l", "10"}, 2,
+                              [](int, const BenchRun&, void* c) { ++*static_cast<int*>(c); }, &calls);
+  EXPECT_EQ(calls, 2);
+  ASSERT_EQ(r.runs.size(), 2u);
+  for (auto& run : r.runs) {
+    EXPECT_GT(run.value, 0.0);
+    EXPECT_LT(run.value, 60.0);
+    EXPECT_EQ(run.result_line.rfind("Time:", 0), 0u) << run.result_line;
+  }
+}
+
+TEST(BenchRun, PerfPipeEndToEnd) {
+  if (find_in_path("perf").empty()) GTEST_SKIP() << "perf (linux-perf) not installed";
+  BenchResult r;
+  try {
+    r = run_real_benchmark({"perf", "bench", "sched", "pipe", "-l", "1000"}, 1);
+  } catch (const HostError& e) {
+    GTEST_SKIP() << "perf present but unusable here: " << e.what();
+  }
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_GT(r.runs[0].value, 0.0);
+}

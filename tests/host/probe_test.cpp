@@ -1,0 +1,284 @@
+// host probe: parsing captured and hand-made sysfs trees (tests/host/fixtures/sysfs-*).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "host/probe.hpp"
+
+namespace fs = std::filesystem;
+using namespace schedlab;
+using host::probe_sysfs;
+
+namespace {
+
+const std::string kFixtures = std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/";
+const std::string kCpu = "sys/devices/system/cpu/";
+
+// A writable copy of a fixture tree, removed at the end of the test.
+class TreeCopy {
+ public:
+  explicit TreeCopy(const std::string& fixture) {
+    dir_ = fs::temp_directory_path() / ("schedlab-probe-" + std::to_string(getpid()) + "-" + fixture + "-" +
+                                        std::to_string(counter_++));
+    fs::remove_all(dir_);
+    fs::copy(kFixtures + fixture, dir_, fs::copy_options::recursive);
+  }
+  ~TreeCopy() { fs::remove_all(dir_); }
+  std::string root() const { return dir_.string(); }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text << "\n";
+  }
+  void remove(const std::string& rel) const { fs::remove_all(dir_ / rel); }
+
+ private:
+  fs::path dir_;
+  static inline int counter_ = 0;
+};
+
+bool has_warning(const host::ProbeResult& r, const std::string& needle) {
+  return std::any_of(r.warnings.begin(), r.warnings.end(),
+                     [&](const std::string& w) { return w.find(needle) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST(CpuList, ParsesKernelForms) {
+  EXPECT_EQ(host::parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(host::parse_cpu_list("5"), (std::vector<int>{5}));
+  EXPECT_EQ(host::parse_cpu_list(""), (std::vector<int>{}));
+  EXPECT_EQ(host::parse_cpu_list("3,1-2,1"), (std::vector<int>{1, 2, 3}));
+  EXPECT_FALSE(host::parse_cpu_list("a-b"));
+  EXPECT_FALSE(host::parse_cpu_list("3-1"));
+  EXPECT_FALSE(host::parse_cpu_list("1,,2"));
+  EXPECT_EQ(host::format_cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(host::format_cpu_list({}), "");
+}
+
+TEST(IdlePolling, ClassifiesByDriverAndDesc) {
+  EXPECT_TRUE(host::idle_state_polls("x86_64", "intel_idle", "POLL", "CPUIDLE CORE POLL IDLE"));
+  EXPECT_TRUE(host::idle_state_polls("x86_64", "intel_idle", "C6", "MWAIT 0x20"));
+  EXPECT_TRUE(host::idle_state_polls("x86_64", "acpi_idle", "C1", "ACPI FFH MWAIT 0x0"));
+  EXPECT_FALSE(host::idle_state_polls("x86_64", "acpi_idle", "C2", "ACPI IOPORT 0x814"));
+  EXPECT_FALSE(host::idle_state_polls("x86_64", "acpi_idle", "C1", "ACPI HLT"));
+  EXPECT_FALSE(host::idle_state_polls("x86_64", "haltpoll", "haltpoll idle", "default architecture idle"));
+  EXPECT_TRUE(host::idle_state_polls("x86_64", "haltpoll", "POLL", "CPUIDLE CORE POLL IDLE"));
+  EXPECT_FALSE(host::idle_state_polls("arm64", "psci_idle", "WFI", "ARM WFI"));
+  EXPECT_FALSE(host::idle_state_polls("arm64", "psci_idle", "cpu-sleep", "cpu-sleep"));
+  bool known = true;
+  EXPECT_FALSE(host::idle_state_polls("x86_64", "acpi_idle", "C3", "mystery", &known));
+  EXPECT_FALSE(known);
+}
+
+// (a) This VM as captured: 2 CPUs, no cache directory, cpuidle driver "none", no per-CPU states.
+TEST(Probe, ThisMachineFixture) {
+  auto r = probe_sysfs(kFixtures + "sysfs-this");
+  const auto& m = r.machine;
+  EXPECT_EQ(m.arch, "x86_64");
+  EXPECT_EQ(m.topo.sockets, 1);
+  EXPECT_EQ(m.topo.cores_per_socket, 2);
+  EXPECT_EQ(m.topo.threads_per_core, 1);
+  EXPECT_EQ(m.topo.cores_per_llc, 2);  // no cache info: one LLC per package
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(r.numbering_matches);
+  EXPECT_EQ(r.model_to_real, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.cpuidle_driver, "none");
+  EXPECT_EQ(m.governor, "menu");
+  ASSERT_EQ(m.idle_states.size(), 1u);  // synthesized default idle
+  EXPECT_EQ(m.idle_states[0].name, "HLT");
+  EXPECT_FALSE(m.idle_states[0].polling);
+  EXPECT_TRUE(has_warning(r, "no last-level cache information"));
+  EXPECT_TRUE(has_warning(r, "no cpuidle states"));
+  EXPECT_FALSE(r.hz_from_config);  // the fixture holds no kernel config
+}
+
+// (b) 2 sockets x 4 cores x 2 threads, 2 LLCs per socket, intel_idle; cpu13 lacks cache/index3.
+TEST(Probe, TwoSocketSmtFixture) {
+  auto r = probe_sysfs(kFixtures + "sysfs-2s-smt");
+  const auto& m = r.machine;
+  EXPECT_EQ(m.arch, "x86_64");
+  EXPECT_EQ(m.topo.sockets, 2);
+  EXPECT_EQ(m.topo.cores_per_socket, 4);
+  EXPECT_EQ(m.topo.threads_per_core, 2);
+  EXPECT_EQ(m.topo.cores_per_llc, 2);
+  EXPECT_EQ(m.topo.nr_cpus(), 16);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(r.numbering_matches);
+  EXPECT_TRUE(has_warning(r, "CPUs 13 report no level-3 cache"));
+  // The model's distances agree with the real caches.
+  EXPECT_EQ(m.topo.distance(0, 8), machine::Distance::Smt);
+  EXPECT_EQ(m.topo.distance(0, 9), machine::Distance::Llc);
+  EXPECT_EQ(m.topo.distance(0, 2), machine::Distance::OtherLlc);
+  EXPECT_EQ(m.topo.distance(0, 4), machine::Distance::OtherSocket);
+  EXPECT_EQ(m.topo.distance(5, 13), machine::Distance::Smt);
+  EXPECT_EQ(m.topo.distance(12, 13), machine::Distance::Llc);
+  EXPECT_EQ(m.cpuidle_driver, "intel_idle");
+  EXPECT_EQ(m.governor, "menu");
+  ASSERT_EQ(m.idle_states.size(), 4u);
+  EXPECT_EQ(m.idle_states[0].name, "POLL");
+  EXPECT_TRUE(m.idle_states[0].polling);
+  EXPECT_EQ(m.idle_states[0].exit_latency_ns, 0);
+  EXPECT_EQ(m.idle_states[2].name, "C1E");
+  EXPECT_EQ(m.idle_states[2].desc, "MWAIT 0x01");
+  EXPECT_EQ(m.idle_states[2].exit_latency_ns, 10000);
+  EXPECT_EQ(m.idle_states[2].target_residency_ns, 20000);
+  EXPECT_TRUE(m.idle_states[2].polling);
+  EXPECT_FALSE(m.idle_states[2].disabled);
+  EXPECT_EQ(m.idle_states[3].name, "C6");
+  EXPECT_TRUE(m.idle_states[3].disabled);
+  EXPECT_TRUE(m.idle_states[3].polling);
+  EXPECT_EQ(m.idle_states[3].exit_latency_ns, 133000);
+  // nodes = sockets here: no NUMA warning
+  EXPECT_FALSE(has_warning(r, "NUMA"));
+}
+
+// (c) arm64, 8 cores, one LLC, psci_idle without POLL; physical_package_id is -1.
+TEST(Probe, Arm64Fixture) {
+  auto r = probe_sysfs(kFixtures + "sysfs-arm64");
+  const auto& m = r.machine;
+  EXPECT_EQ(m.arch, "arm64");
+  EXPECT_EQ(m.topo.sockets, 1);
+  EXPECT_EQ(m.topo.cores_per_socket, 8);
+  EXPECT_EQ(m.topo.threads_per_core, 1);
+  EXPECT_EQ(m.topo.cores_per_llc, 8);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(r.numbering_matches);
+  EXPECT_EQ(m.cpuidle_driver, "psci_idle");
+  EXPECT_EQ(m.governor, "menu");  // from current_governor_ro
+  ASSERT_EQ(m.idle_states.size(), 2u);
+  EXPECT_EQ(m.idle_states[0].name, "WFI");
+  EXPECT_EQ(m.idle_states[1].name, "cpu-sleep");
+  EXPECT_EQ(m.idle_states[1].exit_latency_ns, 150000);
+  EXPECT_EQ(m.idle_states[1].target_residency_ns, 2000000);
+  for (auto& s : m.idle_states) EXPECT_FALSE(s.polling) << s.name;
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
+
+TEST(Probe, NoCpuidleDirectory) {
+  TreeCopy t("sysfs-2s-smt");
+  t.remove(kCpu + "cpuidle");
+  for (int c = 0; c < 16; ++c) t.remove(kCpu + "cpu" + std::to_string(c) + "/cpuidle");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.topo.nr_cpus(), 16);
+  ASSERT_EQ(r.machine.idle_states.size(), 1u);
+  EXPECT_EQ(r.machine.idle_states[0].name, "HLT");
+  EXPECT_TRUE(has_warning(r, "cpuidle"));
+}
+
+TEST(Probe, OfflineCpuWithoutTopology) {
+  // arm64 with cpu7 offline: sysfs drops the topology of offline CPUs.
+  TreeCopy t("sysfs-arm64");
+  t.write(kCpu + "online", "0-6");
+  t.write(kCpu + "offline", "7");
+  t.write(kCpu + "cpu7/online", "0");
+  t.remove(kCpu + "cpu7/topology");
+  t.remove(kCpu + "cpu7/cache");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.online, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(r.machine.topo.nr_cpus(), 7);
+  EXPECT_EQ(r.machine.topo.cores_per_llc, 7);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(has_warning(r, "CPUs 7 are offline"));
+}
+
+TEST(Probe, OfflineSmtSiblingMakesItNonUniform) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "online", "0-14");
+  t.write(kCpu + "cpu15/online", "0");
+  t.remove(kCpu + "cpu15/topology");
+  auto r = probe_sysfs(t.root());
+  EXPECT_FALSE(r.uniform);
+  EXPECT_EQ(r.machine.topo.nr_cpus(), 16);  // closest uniform model keeps 2x4x2
+  ASSERT_EQ(r.model_to_real.size(), 16u);
+  EXPECT_EQ(r.model_to_real[15], -1);
+  EXPECT_EQ(r.model_to_real[7], 7);
+  EXPECT_TRUE(has_warning(r, "not uniform"));
+}
+
+TEST(Probe, NoOnlineFileUsesPerCpuOnline) {
+  TreeCopy t("sysfs-arm64");
+  t.remove(kCpu + "online");
+  t.write(kCpu + "cpu3/online", "0");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.online, (std::vector<int>{0, 1, 2, 4, 5, 6, 7}));
+}
+
+TEST(Probe, AdjacentSiblingNumberingIsMapped) {
+  // AMD/arm style numbering: SMT siblings are adjacent (0,1), (2,3), ... one socket, one LLC.
+  TreeCopy t("sysfs-arm64");
+  for (int c = 0; c < 8; ++c) {
+    std::string sib = std::to_string(c & ~1) + "-" + std::to_string((c & ~1) + 1);
+    t.write(kCpu + "cpu" + std::to_string(c) + "/topology/core_cpus_list", sib);
+    t.write(kCpu + "cpu" + std::to_string(c) + "/topology/thread_siblings_list", sib);
+  }
+  t.write("proc/sys/kernel/arch", "x86_64");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.topo.cores_per_socket, 4);
+  EXPECT_EQ(r.machine.topo.threads_per_core, 2);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_FALSE(r.numbering_matches);
+  EXPECT_EQ(r.model_to_real, (std::vector<int>{0, 2, 4, 6, 1, 3, 5, 7}));
+  EXPECT_TRUE(has_warning(r, "numbering differs"));
+  auto h = host::probe_header(r, "tiny-4");
+  bool has_map = std::any_of(h.begin(), h.end(), [](auto& l) { return l.find("0:0 1:2 2:4") != std::string::npos; });
+  EXPECT_TRUE(has_map);
+}
+
+TEST(Probe, GarbageFilesDoNotCrash) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "online", "garbage");
+  t.write(kCpu + "cpu3/topology/core_cpus_list", "x-y");
+  t.write(kCpu + "cpu3/topology/thread_siblings_list", "");
+  t.write(kCpu + "cpu0/cpuidle/state2/latency", "lots");
+  t.remove(kCpu + "cpu0/cpuidle/state1/name");
+  t.write(kCpu + "cpu4/cache/index3/shared_cpu_list", "?");
+  auto r = probe_sysfs(t.root());
+  EXPECT_FALSE(r.warnings.empty());
+  EXPECT_EQ(r.machine.idle_states.size(), 3u);  // state1 skipped
+  EXPECT_GT(r.machine.topo.nr_cpus(), 0);
+}
+
+TEST(Probe, MissingRootThrows) {
+  EXPECT_THROW(probe_sysfs("/nonexistent-schedlab-root"), host::HostError);
+}
+
+TEST(Probe, ApplyBaseCopiesCostsAndKeepsProbedFields) {
+  auto r = probe_sysfs(kFixtures + "sysfs-2s-smt");
+  machine::Machine base;
+  base.costs.context_switch_ns = 1234;
+  base.tunables.hz = 1000;
+  base.idle_states.push_back({"C1E", "", 1, 1, 777, true, false});
+  host::apply_base(r.machine, base, 250);
+  EXPECT_EQ(r.machine.costs.context_switch_ns, 1234);
+  EXPECT_EQ(r.machine.tunables.hz, 250);
+  EXPECT_EQ(r.machine.idle_state("C1E")->wake_cost_ns, 777);
+  EXPECT_EQ(r.machine.idle_state("C1E")->exit_latency_ns, 10000);  // the probed value stays
+  EXPECT_EQ(r.machine.idle_state("C6")->wake_cost_ns, 0);
+  EXPECT_EQ(r.machine.topo.nr_cpus(), 16);
+}
+
+TEST(Probe, RealSysfsDoesNotCrash) {
+  auto r = probe_sysfs("/");
+  EXPECT_GT(r.machine.topo.nr_cpus(), 0);
+  EXPECT_FALSE(r.machine.idle_states.empty());
+}
+
+TEST(WriteFileAtomic, WritesAndReplaces) {
+  fs::path dir = fs::temp_directory_path() / ("schedlab-atomic-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  std::string p = (dir / "sub/host.toml").string();
+  host::write_file_atomic(p, "a\n");
+  host::write_file_atomic(p, "b\n");
+  std::ifstream in(p);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(s, "b\n");
+  int files = 0;
+  for (auto& e : fs::directory_iterator(dir / "sub")) (void)e, ++files;
+  EXPECT_EQ(files, 1);  // no temp left behind
+  fs::remove_all(dir);
+  EXPECT_THROW(host::write_file_atomic("/proc/schedlab-no/x", "a"), host::HostError);
+}
