@@ -299,19 +299,32 @@ class JsonWriter : public TraceSink {
   // Where a flow endpoint at time t on a track goes so that it binds to the intended slice:
   // strictly inside the deepest slice containing t (or, for a wakee, its first task slice
   // starting at or after t). Returns false when there is no such slice.
+  // Tracks are sorted by start; top-level slices are disjoint and nested ones lie inside
+  // them, so both searches look at a handful of slices around t.
   static bool place(const std::vector<Slice>& track, int64_t t, int pid, int64_t* at) {
+    auto by_start = [](const Slice& s, int64_t v) { return s.b < v; };
     if (pid >= 0) {
-      for (const Slice& s : track) {
-        if (s.cat == Cat::Task && s.pid == pid && s.b >= t) {
-          *at = s.e - s.b > 1 ? s.b + 1 : s.b;
+      // The wakee's first task slice at or after t: the first task slice there (kernel slices
+      // such as the rest of schedule() come before it).
+      for (auto it = std::lower_bound(track.begin(), track.end(), t, by_start);
+           it != track.end(); ++it) {
+        if (it->cat == Cat::Kernel) continue;
+        if (it->cat == Cat::Task && it->pid == pid) {
+          *at = it->e - it->b > 1 ? it->b + 1 : it->b;
           return true;
         }
+        break;
       }
     }
+    // The deepest slice containing t: walk back from the last slice starting at or before t
+    // to the top-level slice that contains them.
+    auto end = std::upper_bound(track.begin(), track.end(), t,
+                                [](int64_t v, const Slice& s) { return v < s.b; });
     const Slice* best = nullptr;
-    for (const Slice& s : track) {
-      if (s.b > t) break;
-      if (s.b <= t && t < s.e && (!best || s.depth >= best->depth)) best = &s;
+    for (auto it = end; it != track.begin();) {
+      --it;
+      if (it->b <= t && t < it->e && (!best || it->depth > best->depth)) best = &*it;
+      if (it->depth == 0) break;
     }
     if (!best) return false;
     *at = (t == best->b && best->e - best->b > 1) ? t + 1 : t;

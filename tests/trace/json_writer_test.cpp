@@ -209,3 +209,47 @@ TEST(JsonWriter, GoldenFile) {
   write_json(std::nullopt, small_machine(), nullptr, &raw);
   expect_golden(raw, "scenario.json");
 }
+
+TEST(JsonWriter, RandomEventsStayWellNested) {
+  // Overlapping and partially overlapping kernel slices, switches inside them, idle periods:
+  // whatever the model emits, every track must nest.
+  TempDir d;
+  auto m = small_machine();
+  auto sink = open_trace(d.file("r.json"), TraceWindow{Time::ns(50'000), Time::ns(900'000)});
+  sink->begin(m);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto rnd = [&](int64_t n) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<int64_t>(x % static_cast<uint64_t>(n));
+  };
+  const TaskInfo tasks[] = {{0, "swapper", 120}, {11, "a", 120}, {12, "b", 120}, {13, "c", 100}};
+  std::vector<int> cur(4, 0);
+  int64_t t = 0;
+  for (int i = 0; i < 4000; ++i) {
+    t += 1 + rnd(500);
+    int cpu = static_cast<int>(rnd(4));
+    switch (rnd(6)) {
+      case 0: {
+        int next = static_cast<int>(rnd(4));
+        sink->sched_switch(Time::ns(t), cpu, tasks[cur[cpu]], PrevState::Sleeping, tasks[next]);
+        cur[cpu] = next;
+        break;
+      }
+      case 1: sink->cpu_idle(Time::ns(t), cpu, static_cast<int>(rnd(3)) - 1); break;
+      case 2: sink->sched_waking(Time::ns(t), cpu, tasks[1 + rnd(3)], static_cast<int>(rnd(4))); break;
+      case 3: sink->ipi_raise(Time::ns(t), cpu, static_cast<int>(rnd(4)), IpiKind::Reschedule); break;
+      case 4: sink->ipi_entry(Time::ns(t), cpu, IpiKind::Reschedule); break;
+      default:
+        sink->kernel_slice(cpu, Time::ns(t - rnd(800)), Time::ns(t + rnd(1500)),
+                           static_cast<KernelPath>(rnd(13)));
+    }
+  }
+  sink->end(Time::ns(t + 10));
+  json j = json::parse(read_file(d.file("r.json")));
+  expect_well_nested(j);
+  size_t xs = 0;
+  for (const auto& ev : j["traceEvents"]) xs += ev["ph"] == "X";
+  EXPECT_GT(xs, 500u);
+}
