@@ -82,7 +82,7 @@ void write_both(const TempDir& d, const std::optional<TraceWindow>& w, Drive dri
 
 }  // namespace
 
-TEST(DatWriter, FileHeader) {
+TEST(traceDat, FileHeader) {
   TempDir d;
   auto w = open_trace(d.file("t.dat"), std::nullopt);
   drive_scenario(*w, small_machine());
@@ -101,7 +101,7 @@ TEST(DatWriter, FileHeader) {
   EXPECT_NE(f.find("\n102 ponger\n"), std::string::npos);  // saved cmdlines
 }
 
-TEST(DatWriter, TraceCmdReportGolden) {
+TEST(traceDat, TraceCmdReportGolden) {
   REQUIRE_TRACE_CMD();
   TempDir d;
   auto w = open_trace(d.file("t.dat"), std::nullopt);
@@ -112,7 +112,7 @@ TEST(DatWriter, TraceCmdReportGolden) {
   expect_golden(run("trace-cmd report -N -l " + d.file("t.dat")), "scenario.dat.report-l");
 }
 
-TEST(DatWriter, TraceCmdReportEqualsTextWriter) {
+TEST(traceDat, TraceCmdReportEqualsTextWriter) {
   REQUIRE_TRACE_CMD();
   TempDir d;
   EventCounts calls;
@@ -123,7 +123,7 @@ TEST(DatWriter, TraceCmdReportEqualsTextWriter) {
   EXPECT_EQ(rep, txt);
 }
 
-TEST(DatWriter, WindowDropsEventsOutside) {
+TEST(traceDat, WindowDropsEventsOutside) {
   REQUIRE_TRACE_CMD();
   TempDir d;
   TraceWindow w{Time::ns(6000), Time::ns(9000)};
@@ -140,7 +140,7 @@ TEST(DatWriter, WindowDropsEventsOutside) {
   EXPECT_EQ(rep, events_of_text(read_file(d.file("t.txt"))));
 }
 
-TEST(DatWriter, ManyPagesAndLongGaps) {
+TEST(traceDat, ManyPagesAndLongGaps) {
   REQUIRE_TRACE_CMD();
   TempDir d;
   // ~3000 events per CPU (many pages), gaps from 1 ns to 3 s (time-extend records), 130 CPUs

@@ -68,7 +68,7 @@ void expect_well_nested(const json& j) {
 
 }  // namespace
 
-TEST(JsonWriter, TopLevelShapeAndMetadata) {
+TEST(traceJson, TopLevelShapeAndMetadata) {
   json j = write_json();
   EXPECT_EQ(j["displayTimeUnit"], "ns");
   ASSERT_TRUE(j["traceEvents"].is_array());
@@ -86,7 +86,7 @@ TEST(JsonWriter, TopLevelShapeAndMetadata) {
   EXPECT_EQ(sort_index[2], 2);
 }
 
-TEST(JsonWriter, ProcessPerLlcGroup) {
+TEST(traceJson, ProcessPerLlcGroup) {
   // 2 sockets x 4 cores, 2 cores per LLC, no SMT: LLCs 0..3, CPU 5 is in socket 1 / LLC 2.
   json j = write_json(std::nullopt, small_machine(2, 4, 1, 2));
   std::map<int, std::string> procs;
@@ -101,9 +101,9 @@ TEST(JsonWriter, ProcessPerLlcGroup) {
   EXPECT_EQ(pid_of_tid[0], 1);
 }
 
-TEST(JsonWriter, SlicesAreWellNestedPerTrack) { expect_well_nested(write_json()); }
+TEST(traceJson, SlicesAreWellNestedPerTrack) { expect_well_nested(write_json()); }
 
-TEST(JsonWriter, TaskSliceIsSplitAroundIpiHandler) {
+TEST(traceJson, TaskSliceIsSplitAroundIpiHandler) {
   auto tracks = slices_by_track(write_json());
   const auto& cpu2 = tracks[{1, 2}];
   std::vector<std::tuple<int64_t, int64_t, std::string>> got;
@@ -131,7 +131,7 @@ TEST(JsonWriter, TaskSliceIsSplitAroundIpiHandler) {
   EXPECT_TRUE(has(13100, 20000, "C1"));
 }
 
-TEST(JsonWriter, InstantsAndFlowsMatchCalls) {
+TEST(traceJson, InstantsAndFlowsMatchCalls) {
   EventCounts calls;
   json j = write_json(std::nullopt, small_machine(), &calls);
   std::map<std::string, int64_t> instants;
@@ -185,7 +185,7 @@ TEST(JsonWriter, InstantsAndFlowsMatchCalls) {
   EXPECT_TRUE(found);
 }
 
-TEST(JsonWriter, WindowClipsSlicesAndDropsEvents) {
+TEST(traceJson, WindowClipsSlicesAndDropsEvents) {
   TraceWindow w{Time::ns(6000), Time::ns(9000)};
   json j = write_json(w);
   expect_well_nested(j);
@@ -204,13 +204,13 @@ TEST(JsonWriter, WindowClipsSlicesAndDropsEvents) {
   EXPECT_TRUE(clipped);
 }
 
-TEST(JsonWriter, GoldenFile) {
+TEST(traceJson, GoldenFile) {
   std::string raw;
   write_json(std::nullopt, small_machine(), nullptr, &raw);
   expect_golden(raw, "scenario.json");
 }
 
-TEST(JsonWriter, RandomEventsStayWellNested) {
+TEST(traceJson, RandomEventsStayWellNested) {
   // Overlapping and partially overlapping kernel slices, switches inside them, idle periods:
   // whatever the model emits, every track must nest.
   TempDir d;

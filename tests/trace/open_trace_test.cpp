@@ -10,7 +10,7 @@ using namespace schedlab::trace;
 using namespace schedlab::trace::test;
 using ::testing::HasSubstr;
 
-TEST(TraceWindow, ParsesUnits) {
+TEST(traceWindow, ParsesUnits) {
   EXPECT_EQ(parse_trace_window("0.5s,0.6s"), (TraceWindow{Time::ms(500), Time::ms(600)}));
   EXPECT_EQ(parse_trace_window("100ms,200ms"), (TraceWindow{Time::ms(100), Time::ms(200)}));
   EXPECT_EQ(parse_trace_window("1500us,2000us"), (TraceWindow{Time::us(1500), Time::us(2000)}));
@@ -20,7 +20,7 @@ TEST(TraceWindow, ParsesUnits) {
   EXPECT_EQ(parse_trace_window("0.000000001s,1.5us"), (TraceWindow{Time::ns(1), Time::ns(1500)}));
 }
 
-TEST(TraceWindow, RejectsBadInput) {
+TEST(traceWindow, RejectsBadInput) {
   for (const char* bad : {"", "0.5s", "1s,2s,3s", "a,b", "1s,", ",1s", "1x,2s", "-1s,2s",
                           "2s,1s", "1s,1s", "1.5ns,2ns", "1e3,2e3"}) {
     try {
@@ -40,7 +40,7 @@ TEST(TraceWindow, RejectsBadInput) {
   }
 }
 
-TEST(OpenTrace, UnknownExtensionIsAClearError) {
+TEST(traceOpen, UnknownExtensionIsAClearError) {
   TempDir d;
   for (const char* name : {"trace.csv", "trace", "trace.dat.gz", "dir.json/trace"}) {
     try {
@@ -56,7 +56,7 @@ TEST(OpenTrace, UnknownExtensionIsAClearError) {
   EXPECT_TRUE(std::filesystem::is_empty(d.path()));
 }
 
-TEST(OpenTrace, PicksWriterByExtension) {
+TEST(traceOpen, PicksWriterByExtension) {
   TempDir d;
   auto m = small_machine();
   for (const char* name : {"a.txt", "b.json", "c.dat", "D.TXT"}) {
@@ -70,7 +70,7 @@ TEST(OpenTrace, PicksWriterByExtension) {
   EXPECT_EQ(read_file(d.file("c.dat")).substr(0, 10), std::string("\x17\x08\x44tracing"));
 }
 
-TEST(OpenTrace, NothingIsWrittenBeforeEnd) {
+TEST(traceOpen, NothingIsWrittenBeforeEnd) {
   TempDir d;
   auto m = small_machine();
   for (const char* name : {"a.txt", "b.json", "c.dat"}) {
@@ -83,13 +83,13 @@ TEST(OpenTrace, NothingIsWrittenBeforeEnd) {
   EXPECT_TRUE(std::filesystem::is_empty(d.path()));
 }
 
-TEST(OpenTrace, UnwritableDirectoryFailsAtOpen) {
+TEST(traceOpen, UnwritableDirectoryFailsAtOpen) {
   EXPECT_THROW(open_trace("/nonexistent-dir/x.txt", std::nullopt), std::runtime_error);
   EXPECT_THROW(open_trace("/nonexistent-dir/x.dat", std::nullopt), std::runtime_error);
   EXPECT_THROW(open_trace("/nonexistent-dir/x.json", std::nullopt), std::runtime_error);
 }
 
-TEST(CountingSink, CountsCallsAndHonoursWindow) {
+TEST(traceCountingSink, CountsCallsAndHonoursWindow) {
   auto m = small_machine();
   CountingSink all;
   EventCounts calls = drive_scenario(all, m);

@@ -55,7 +55,7 @@ const std::map<std::string, std::regex> kFields = {
 
 }  // namespace
 
-TEST(TextWriter, HeaderIsWhatCatTracePrints) {
+TEST(traceText, HeaderIsWhatCatTracePrints) {
   auto lines = lines_of(write_text());
   ASSERT_GE(lines.size(), 12u);
   EXPECT_EQ(lines[0], "# tracer: nop");
@@ -67,7 +67,7 @@ TEST(TextWriter, HeaderIsWhatCatTracePrints) {
   EXPECT_EQ(lines[11], "#              | |         |   |||||     |         |");
 }
 
-TEST(TextWriter, EveryLineMatchesKernelFormats) {
+TEST(traceText, EveryLineMatchesKernelFormats) {
   EventCounts calls;
   auto lines = lines_of(write_text(std::nullopt, &calls));
   std::map<std::string, int64_t> seen;
@@ -92,7 +92,7 @@ TEST(TextWriter, EveryLineMatchesKernelFormats) {
   }
 }
 
-TEST(TextWriter, GoldenLines) {
+TEST(traceText, GoldenLines) {
   auto lines = lines_of(write_text());
   // A few lines checked literally (kernel field order, idle as <idle>-0 / swapper/N, clipped
   // comm, R+ for preemption, 4294967295 for idle exit, irq flags in IPI handlers).
@@ -112,9 +112,9 @@ TEST(TextWriter, GoldenLines) {
   EXPECT_TRUE(has("          pinger-101     [000] d..2.     0.000016: sched_switch: prev_comm=pinger prev_pid=101 prev_prio=120 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120"));
 }
 
-TEST(TextWriter, GoldenFile) { expect_golden(write_text(), "scenario.txt"); }
+TEST(traceText, GoldenFile) { expect_golden(write_text(), "scenario.txt"); }
 
-TEST(TextWriter, WindowDropsEventsOutside) {
+TEST(traceText, WindowDropsEventsOutside) {
   EventCounts calls;
   TraceWindow w{Time::ns(6000), Time::ns(9000)};
   auto lines = lines_of(write_text(w, &calls));
