@@ -218,7 +218,7 @@ class DatWriter : public TraceSink {
   void end(Time) override {
     if (done_) return;
     done_ = true;
-    detail::write_file_atomically(path_, render());
+    render_and_write();
   }
 
   void sched_switch(Time t, int cpu, const TaskInfo& prev, PrevState st,
@@ -384,7 +384,7 @@ class DatWriter : public TraceSink {
     return out;
   }
 
-  std::string render() {
+  void render_and_write() {
     std::string h;
     Bytes o(h);
     o.raw("\x17\x08\x44tracing", 10);
@@ -428,7 +428,10 @@ class DatWriter : public TraceSink {
     o.u16(0);  // no options
     o.raw("flyrecord", 10);
     std::vector<std::string> data(ncpus);
-    for (uint32_t c = 0; c < ncpus; ++c) data[c] = pages(cpus_[c]);
+    for (uint32_t c = 0; c < ncpus; ++c) {
+      data[c] = pages(cpus_[c]);
+      cpus_[c] = Cpu{};  // the payloads are now in the pages
+    }
     uint64_t off = h.size() + 16ull * ncpus;
     off = (off + kPageSize - 1) / kPageSize * kPageSize;
     for (uint32_t c = 0; c < ncpus; ++c) {
@@ -437,11 +440,9 @@ class DatWriter : public TraceSink {
       off += data[c].size();
     }
     h.append((kPageSize - h.size() % kPageSize) % kPageSize, '\0');
-    for (auto& d : data) {
-      h.append(d);
-      std::string().swap(d);
-    }
-    return h;
+    std::vector<std::string_view> pieces{h};
+    for (const auto& d : data) pieces.push_back(d);
+    detail::write_file_atomically(path_, pieces);
   }
 
   std::string path_;

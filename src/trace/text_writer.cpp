@@ -40,7 +40,6 @@ class TextWriter : public TraceSink {
     if (done_) return;
     done_ = true;
     std::string out;
-    out.reserve(body_.size() + 1024);
     out += "# tracer: nop\n#\n";
     out += fmt::format("# entries-in-buffer/entries-written: {}/{}   #P:{}\n", entries_,
                        entries_, std::max(nr_cpus_, tracker_.nr_cpus()));
@@ -58,16 +57,19 @@ class TextWriter : public TraceSink {
     // their order).
     bool sorted = std::is_sorted(index_.begin(), index_.end(),
                                  [](const Entry& a, const Entry& b) { return a.ts < b.ts; });
+    std::vector<std::string_view> pieces{out};
     if (sorted) {
-      out += body_;
+      pieces.push_back(body_);
     } else {
       std::stable_sort(index_.begin(), index_.end(),
                        [](const Entry& a, const Entry& b) { return a.ts < b.ts; });
-      for (const Entry& e : index_) out.append(body_, e.off, e.len);
+      pieces.reserve(index_.size() + 1);
+      std::string_view all(body_);
+      for (const Entry& e : index_) pieces.push_back(all.substr(e.off, e.len));
     }
+    detail::write_file_atomically(path_, pieces);
     std::string().swap(body_);
     std::vector<Entry>().swap(index_);
-    detail::write_file_atomically(path_, out);
   }
 
   void sched_switch(Time t, int cpu, const TaskInfo& prev, PrevState st,
@@ -75,71 +77,66 @@ class TextWriter : public TraceSink {
     EventContext c = tracker_.on_switch(cpu, prev, next);
     if (!detail::in_window(window_, t)) return;
     line(t, cpu, c, "sched_switch",
-         fmt::format("prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} "
-                     "next_pid={} next_prio={}",
-                     detail::switch_comm(prev, cpu), prev.pid, prev.prio, prev_state_str(st),
-                     detail::switch_comm(next, cpu), next.pid, next.prio));
+         "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} "
+         "next_prio={}",
+         detail::switch_comm(prev, cpu), prev.pid, prev.prio, prev_state_str(st),
+         detail::switch_comm(next, cpu), next.pid, next.prio);
   }
 
   void sched_waking(Time t, int cpu, const TaskInfo& p, int target_cpu) override {
     EventContext c = tracker_.on_waking(cpu, p);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "sched_waking", wake_fields(p, target_cpu));
+    line(t, cpu, c, "sched_waking", "comm={} pid={} prio={} target_cpu={:03}",
+         detail::clip_comm(p.comm), p.pid, p.prio, target_cpu);
   }
 
   void sched_wakeup(Time t, int cpu, const TaskInfo& p, int target_cpu) override {
     EventContext c = tracker_.on_wakeup(cpu, p);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "sched_wakeup", wake_fields(p, target_cpu));
+    line(t, cpu, c, "sched_wakeup", "comm={} pid={} prio={} target_cpu={:03}",
+         detail::clip_comm(p.comm), p.pid, p.prio, target_cpu);
   }
 
   void sched_migrate_task(Time t, int cpu, const TaskInfo& p, int orig, int dest) override {
     EventContext c = tracker_.on_migrate(cpu, p);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "sched_migrate_task",
-         fmt::format("comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
-                     detail::switch_comm(p, orig), p.pid, p.prio, orig, dest));
+    line(t, cpu, c, "sched_migrate_task", "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+         detail::switch_comm(p, orig), p.pid, p.prio, orig, dest);
   }
 
   void cpu_idle(Time t, int cpu, int state) override {
     EventContext c = tracker_.on_cpu_idle(cpu);
     if (!detail::in_window(window_, t)) return;
     // (unsigned long)(u32)state: PWR_EVENT_EXIT (-1) prints as 4294967295.
-    line(t, cpu, c, "cpu_idle",
-         fmt::format("state={} cpu_id={}", static_cast<uint32_t>(state), cpu));
+    line(t, cpu, c, "cpu_idle", "state={} cpu_id={}", static_cast<uint32_t>(state), cpu);
   }
 
   void ipi_raise(Time t, int cpu, int target_cpu, IpiKind kind) override {
     EventContext c = tracker_.on_ipi_raise(cpu);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "ipi_raise",
-         fmt::format("target_mask={} ({})", cpumask_str(target_cpu), ipi_reason(kind)));
+    line(t, cpu, c, "ipi_raise", "target_mask={} ({})", cpumask_str(target_cpu),
+         ipi_reason(kind));
   }
 
   void ipi_entry(Time t, int cpu, IpiKind kind) override {
     EventContext c = tracker_.on_ipi_entry(cpu);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "ipi_entry", fmt::format("({})", ipi_reason(kind)));
+    line(t, cpu, c, "ipi_entry", "({})", ipi_reason(kind));
   }
 
   void ipi_exit(Time t, int cpu, IpiKind kind) override {
     EventContext c = tracker_.on_ipi_exit(cpu);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "ipi_exit", fmt::format("({})", ipi_reason(kind)));
+    line(t, cpu, c, "ipi_exit", "({})", ipi_reason(kind));
   }
 
   void wake_idle_without_ipi(Time t, int cpu, int target_cpu) override {
     EventContext c = tracker_.on_wake_idle_without_ipi(cpu);
     if (!detail::in_window(window_, t)) return;
-    line(t, cpu, c, "sched_wake_idle_without_ipi", fmt::format("cpu={}", target_cpu));
+    line(t, cpu, c, "sched_wake_idle_without_ipi", "cpu={}", target_cpu);
   }
 
  private:
-  static std::string wake_fields(const TaskInfo& p, int target_cpu) {
-    return fmt::format("comm={} pid={} prio={} target_cpu={:03}", detail::clip_comm(p.comm),
-                       p.pid, p.prio, target_cpu);
-  }
-
   // The kernel stores the mask in unsigned longs (nr_cpumask_bits rounded up) and prints it
   // with %*pb: 32-bit hex words, most significant first, separated by commas.
   std::string cpumask_str(int target_cpu) const {
@@ -154,11 +151,15 @@ class TextWriter : public TraceSink {
     return s;
   }
 
-  void line(Time t, int cpu, const EventContext& c, const char* event, const std::string& f) {
+  template <class... Args>
+  void line(Time t, int cpu, const EventContext& c, const char* event,
+            fmt::format_string<Args...> fields, Args&&... args) {
     size_t off = body_.size();
-    fmt::format_to(std::back_inserter(body_), "{:>16}-{:<7} [{:03}] {} {}: {}: {}\n", c.comm,
-                   c.pid, cpu, detail::lat_fmt(c.flags, c.preempt_count),
-                   detail::ftrace_timestamp(t), event, f);
+    auto out = std::back_inserter(body_);
+    fmt::format_to(out, "{:>16}-{:<7} [{:03}] {} {}: {}: ", c.comm, c.pid, cpu,
+                   detail::lat_fmt(c.flags, c.preempt_count), detail::ftrace_timestamp(t), event);
+    fmt::format_to(out, fields, std::forward<Args>(args)...);
+    body_ += '\n';
     index_.push_back({t.count(), off, body_.size() - off});
     ++entries_;
   }
@@ -173,7 +174,7 @@ class TextWriter : public TraceSink {
   std::optional<TraceWindow> window_;
   detail::CpuContextTracker tracker_;
   int nr_cpus_ = 0;
-  std::string body_;
+  std::string body_;  // the lines, in call order
   std::vector<Entry> index_;
   int64_t entries_ = 0;
   bool done_ = false;

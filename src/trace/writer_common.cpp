@@ -10,13 +10,15 @@
 
 namespace schedlab::trace::detail {
 
-void write_file_atomically(const std::string& path, std::string_view data) {
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
   std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     throw std::runtime_error(
         fmt::format("--trace {}: cannot create {}: {}", path, tmp, std::strerror(errno)));
-  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  bool ok = true;
+  for (auto data : pieces)
+    if (ok && !data.empty()) ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
   ok = (std::fflush(f) == 0) && ok;
   int saved = errno;
   ok = (std::fclose(f) == 0) && ok;

@@ -13,7 +13,10 @@ namespace schedlab::trace::detail {
 
 // Writes `data` to `path` whole: to a temporary file in the same directory, then rename().
 // Throws std::runtime_error naming the path on failure (and removes the temporary file).
-void write_file_atomically(const std::string& path, std::string_view data);
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces);
+inline void write_file_atomically(const std::string& path, std::string_view data) {
+  write_file_atomically(path, std::vector<std::string_view>{data});
+}
 // Fails early (std::runtime_error naming the path) when `path`'s directory is not writable, so
 // that a long run does not end in an unwritable trace. Leaves nothing behind.
 void check_writable(const std::string& path);
