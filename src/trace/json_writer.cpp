@@ -159,13 +159,13 @@ class JsonWriter : public TraceSink {
     ensure_cpu(target_cpu);
     instant(t, cpu, "ipi_raise",
             fmt::format(R"({{"target_cpu":{},"reason":"{}"}})", target_cpu, ipi_reason(kind)));
-    cpus_[target_cpu].pending_ipis.push_back(
+    cpus_[target_cpu].pending_ipis[static_cast<int>(kind)].push_back(
         Flow{next_flow_id_++, "ipi", cpu, t.count(), target_cpu, 0, -1});
   }
 
-  void ipi_entry(Time t, int cpu, IpiKind) override {
+  void ipi_entry(Time t, int cpu, IpiKind kind) override {
     ensure_cpu(cpu);
-    auto& q = cpus_[cpu].pending_ipis;
+    auto& q = cpus_[cpu].pending_ipis[static_cast<int>(kind)];
     if (!q.empty()) {
       Flow f = q.front();
       q.pop_front();
@@ -199,7 +199,7 @@ class JsonWriter : public TraceSink {
     int64_t idle_since = 0;
     std::vector<Slice> base;    // task and idle-state intervals
     std::vector<Slice> kernel;  // kernel paths
-    std::deque<Flow> pending_ipis;
+    std::deque<Flow> pending_ipis[2];  // raised, not yet entered; by IpiKind, FIFO
   };
 
   void ensure_cpu(int cpu) {
