@@ -53,16 +53,17 @@ class TextWriter : public TraceSink {
         "#                              |||| /     delay\n"
         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
         "#              | |         |   |||||     |         |\n";
-    // Merge the CPUs by timestamp as the trace file does (stable: calls at the same time keep
-    // their order).
-    bool sorted = std::is_sorted(index_.begin(), index_.end(),
-                                 [](const Entry& a, const Entry& b) { return a.ts < b.ts; });
+    // Merge the CPUs by timestamp as reading the trace file does: on equal timestamps the
+    // lower CPU first; one CPU's events in the order they were recorded.
+    auto before = [](const Entry& a, const Entry& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.cpu < b.cpu;
+    };
+    bool sorted = std::is_sorted(index_.begin(), index_.end(), before);
     std::vector<std::string_view> pieces{out};
     if (sorted) {
       pieces.push_back(body_);
     } else {
-      std::stable_sort(index_.begin(), index_.end(),
-                       [](const Entry& a, const Entry& b) { return a.ts < b.ts; });
+      std::stable_sort(index_.begin(), index_.end(), before);
       pieces.reserve(index_.size() + 1);
       std::string_view all(body_);
       for (const Entry& e : index_) pieces.push_back(all.substr(e.off, e.len));
@@ -160,12 +161,13 @@ class TextWriter : public TraceSink {
                    detail::lat_fmt(c.flags, c.preempt_count), detail::ftrace_timestamp(t), event);
     fmt::format_to(out, fields, std::forward<Args>(args)...);
     body_ += '\n';
-    index_.push_back({t.count(), off, body_.size() - off});
+    index_.push_back({t.count(), cpu, off, body_.size() - off});
     ++entries_;
   }
 
   struct Entry {
     int64_t ts;
+    int cpu;
     size_t off;
     size_t len;
   };

@@ -169,3 +169,27 @@ TEST(traceDat, ManyPagesAndLongGaps) {
   ASSERT_EQ(rep.size(), txt.size());
   for (size_t i = 0; i < rep.size(); ++i) ASSERT_EQ(rep[i], txt[i]) << "event " << i;
 }
+
+TEST(traceDat, EqualTimestampsMergeLikeTraceCmd) {
+  REQUIRE_TRACE_CMD();
+  TempDir d;
+  // Same nanosecond on several CPUs, called highest CPU first, plus an event recorded for a
+  // later time before an earlier one on the same CPU (the model reports polling kicks ahead).
+  write_both(d, std::nullopt, [&](TraceSink& s) {
+    s.begin(small_machine());
+    for (int cpu = 3; cpu >= 0; --cpu) s.cpu_idle(Time::ns(5000), cpu, 1);
+    s.wake_idle_without_ipi(Time::ns(7000), 2, 0);
+    s.sched_waking(Time::ns(6000), 2, kPinger, 0);
+    for (int cpu = 0; cpu < 4; ++cpu) s.cpu_idle(Time::ns(8000), 3 - cpu, -1);
+    s.end(Time::ns(9000));
+  });
+  auto rep = events_of_report(run("trace-cmd report -N " + d.file("t.dat")));
+  auto txt = events_of_text(read_file(d.file("t.txt")));
+  EXPECT_EQ(rep.size(), 10u);
+  EXPECT_EQ(rep, txt);
+  auto lines = lines_of(read_file(d.file("t.txt")));
+  ASSERT_EQ(lines.size(), 22u);
+  EXPECT_NE(lines[12].find("[000]"), std::string::npos) << lines[12];
+  EXPECT_NE(lines[15].find("[003]"), std::string::npos) << lines[15];
+  EXPECT_NE(lines[16].find("sched_waking"), std::string::npos) << lines[16];
+}
