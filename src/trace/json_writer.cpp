@@ -102,6 +102,8 @@ class JsonWriter : public TraceSink {
     ensure_cpu(cpu);
     int64_t ts = t.count();
     close_task(cpu, ts);
+    // A waking that found the task still running (ttwu_runnable) ends with no new run: no arrow.
+    if (prev.pid != 0) pending_wake_.erase(prev.pid);
     Cpu& c = cpus_[cpu];
     if (next.pid != 0) {
       c.running = true;
