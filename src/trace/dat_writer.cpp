@@ -22,7 +22,8 @@ constexpr uint32_t kPageSize = 4096;
 constexpr uint32_t kPageHeader = 16;  // u64 timestamp + local_t commit
 constexpr uint32_t kPageData = kPageSize - kPageHeader;
 constexpr uint32_t kTypeTimeExtend = 30;
-constexpr uint32_t kMaxSmallData = 28 * 4;  // RB_MAX_SMALL_DATA
+constexpr uint32_t kMaxSmallData = 28 * 4;  // RB_MAX_SMALL_DATA: longer events store their length
+constexpr uint32_t kMaxRecord = 1024;        // our longest: ipi_raise on 8000 CPUs
 constexpr uint64_t kDeltaMask = (1u << 27) - 1;
 
 // Event ids (the common_type values; any distinct ids work, these are a 6.1 x86_64 kernel's
@@ -181,7 +182,6 @@ static_assert(std::endian::native == std::endian::little, "the .dat writer assum
 class Record {
  public:
   Record(uint16_t id, const detail::EventContext& c, size_t size) : size_(size) {
-    std::memset(buf_, 0, sizeof buf_);
     put<uint16_t>(0, id);
     buf_[2] = c.flags;
     buf_[3] = c.preempt_count;
@@ -199,7 +199,7 @@ class Record {
   std::string_view bytes() const { return {reinterpret_cast<const char*>(buf_), size_}; }
 
  private:
-  uint8_t buf_[kMaxSmallData]{};
+  uint8_t buf_[kMaxRecord]{};
   size_t size_;
 };
 
@@ -274,7 +274,7 @@ class DatWriter : public TraceSink {
     // __bitmask: nr_cpumask_bits rounded up to longs, stored after the fixed fields.
     int bits = std::max({static_cast<int>(cpus_.size()), target_cpu + 1, 1});
     size_t mask_bytes = static_cast<size_t>((bits + 63) / 64) * 8;
-    if (24 + mask_bytes > kMaxSmallData) mask_bytes = kMaxSmallData - 24;  // > 704 CPUs
+    if (24 + mask_bytes > kMaxRecord) mask_bytes = kMaxRecord - 24;
     Record r(kIdIpiRaise, c, 24 + mask_bytes);
     r.put<uint32_t>(8, static_cast<uint32_t>(mask_bytes << 16 | 24));  // __data_loc: len, off
     r.put<uint64_t>(16, reason_addr(kind));
@@ -363,7 +363,8 @@ class DatWriter : public TraceSink {
     for (const Entry& e : c.index) {
       uint32_t len = (e.len + 3) & ~3u;
       uint64_t delta = page.empty() ? 0 : static_cast<uint64_t>(e.ts - last);
-      uint32_t need = 4 + len + (delta > kDeltaMask ? 8 : 0);
+      bool small = len <= kMaxSmallData;
+      uint32_t need = (small ? 4 : 8) + len + (delta > kDeltaMask ? 8 : 0);
       if (page.size() + need > kPageData) {
         flush();
         delta = 0;
@@ -375,7 +376,12 @@ class DatWriter : public TraceSink {
         p.u32(static_cast<uint32_t>(delta >> 27));
         delta = 0;
       }
-      p.u32((len / 4) | static_cast<uint32_t>(delta << 5));
+      if (small) {
+        p.u32((len / 4) | static_cast<uint32_t>(delta << 5));
+      } else {  // type_len 0: the length (including this word) in array[0]
+        p.u32(static_cast<uint32_t>(delta << 5));
+        p.u32(len + 4);
+      }
       page.append(c.data, e.off, e.len);
       page.append(len - e.len, '\0');
       last = e.ts;

@@ -193,3 +193,23 @@ TEST(traceDat, EqualTimestampsMergeLikeTraceCmd) {
   EXPECT_NE(lines[15].find("[003]"), std::string::npos) << lines[15];
   EXPECT_NE(lines[16].find("sched_waking"), std::string::npos) << lines[16];
 }
+
+TEST(traceDat, LongRecordsOnHugeMachines) {
+  REQUIRE_TRACE_CMD();
+  TempDir d;
+  // 1000 CPUs: ipi_raise carries a 16-long cpumask, too long for the 5-bit type_len, so the
+  // record stores its length in the next word.
+  auto m = small_machine(1, 500, 2, 10);
+  write_both(d, std::nullopt, [&](TraceSink& s) {
+    s.begin(m);
+    s.ipi_raise(Time::ns(100), 3, 999, IpiKind::Reschedule);
+    s.ipi_raise(Time::ns(200), 999, 0, IpiKind::CallFunctionSingle);
+    s.sched_switch(Time::ns(300), 999, kIdle, PrevState::Running, kPinger);
+    s.end(Time::ns(400));
+  });
+  auto rep = events_of_report(run("trace-cmd report -N " + d.file("t.dat")));
+  auto txt = events_of_text(read_file(d.file("t.txt")));
+  ASSERT_EQ(rep.size(), 3u);
+  EXPECT_EQ(rep, txt);
+  EXPECT_NE(rep[0].find("target_mask=00000080,00000000,"), std::string::npos) << rep[0];
+}
