@@ -198,3 +198,19 @@ TEST(reportMisc, ZeroBaseMeanIsUndefinedNotInfinite) {
   auto doc = nlohmann::json::parse(render({m}, Format::Json));
   EXPECT_TRUE(doc["metrics"][0]["sets"][1]["pct_imp"].is_null());
 }
+
+TEST(reportText, TinyValuesSwitchToScientificNotation) {
+  Metric m{"t", "s", Direction::LowerIsBetter,
+           {{"a", {0.000123, 0.000125, 0.000119}}, {"b", {0.000101, 0.000099, 0.000104}}}};
+  auto text = render({m}, Format::Text);
+  EXPECT_NE(text.find("Amean       1.2233e-04 (   0.00%)  1.0133e-04 (  17.17%)"), std::string::npos)
+      << text;
+  Metric big{"t", "s", Direction::LowerIsBetter, {{"a", {0.5, 0.25}}, {"b", {0.5, 0.75}}}};
+  EXPECT_NE(render({big}, Format::Text).find("0.3750"), std::string::npos);
+}
+
+TEST(reportText, EqualMeansSayEqual) {
+  Metric m{"x", "", Direction::HigherIsBetter, {{"a", {1, 3}}, {"b", {2, 2}}}};
+  auto r = analyze(m);
+  EXPECT_EQ(r.verdicts.at(0).text, "b is equal to a in mean (KS p=1.0000, difference not significant at 5%)");
+}
