@@ -130,6 +130,7 @@ struct Rq {
   Time wake_stamp;
   std::vector<int64_t> idle_history;  // menu governor: recent idle durations (ns)
   bool last_idle_state = true;        // IDLE_CPUMASK: last value written to the mask
+  int64_t idle_entry_extra_ns = 0;    // work owed by do_idle() to the next idle entry step
 
   std::vector<SchedDomain> sd;  // bottom-up
   int llc = 0;
@@ -257,7 +258,7 @@ class Kernel {
   void poll_time_limit(int cpu);
   void exit_idle_loop(Rq& rq);
   void record_idle(Rq& rq, int64_t ns);
-  void update_idle_cpumask(Rq& rq, bool idle);
+  int64_t update_idle_cpumask(Rq& rq, bool idle);
 
   // smp.cpp
   int64_t send_ipi(int from, int to, IpiKind kind, int64_t offset);
