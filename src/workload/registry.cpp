@@ -7,6 +7,7 @@
 #include "workload/hackbench.hpp"
 #include "workload/ipistorm.hpp"
 #include "workload/netperf.hpp"
+#include "workload/tbench.hpp"
 #include "workload/perf_pipe.hpp"
 #include "workload/options.hpp"
 #include "workload/workload.hpp"
@@ -200,6 +201,9 @@ const std::vector<WorkloadInfo>& list_workloads() {
       {"ipistorm",
        "[insmod ipistorm.ko] ipistorm [numipi=N] [single=1] [offset=O] [cpulist=C] [wait=0|1] [delay=US]",
        "kthreads on cpulist send numipi call-function IPIs each to idle CPU cpu+offset; prints Time:"},
+      {"tbench", "tbench [-t|--timelimit SECONDS] [-c LOADFILE] [-T OPTS] NPROCS [SERVER]",
+       "dbench 4.00 tbench: NPROCS client/server pairs replay the loadfile over loopback TCP; "
+       "warm-up timelimit/5, then timelimit seconds; prints Throughput MB/sec"},
       {"netperf",
        "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
        "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
@@ -216,6 +220,7 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   if (tool == "hackbench") return parse_hackbench(args);
   if (tool == "perf") return parse_perf(args);
+  if (tool == "tbench") return std::make_unique<Tbench>(parse_tbench_options(args));
   if (tool == "netperf") return std::make_unique<Netperf>(parse_netperf_options(args, nr_cpus));
   if (tool == "insmod") {
     if (args.empty() || !(args[0] == "ipistorm.ko" || args[0].ends_with("/ipistorm.ko")))
