@@ -7,6 +7,7 @@
 #include "workload/hackbench.hpp"
 #include "workload/ipistorm.hpp"
 #include "workload/netperf.hpp"
+#include "workload/schbench.hpp"
 #include "workload/tbench.hpp"
 #include "workload/perf_pipe.hpp"
 #include "workload/options.hpp"
@@ -204,6 +205,11 @@ const std::vector<WorkloadInfo>& list_workloads() {
       {"tbench", "tbench [-t|--timelimit SECONDS] [-c LOADFILE] [-T OPTS] NPROCS [SERVER]",
        "dbench 4.00 tbench: NPROCS client/server pairs replay the loadfile over loopback TCP; "
        "warm-up timelimit/5, then timelimit seconds; prints Throughput MB/sec"},
+      {"schbench",
+       "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-s SLEEP_USEC] [-n OPS] [-F KB] [-L] [-C] "
+       "[-R RPS] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME]",
+       "schbench (2023+): message threads wake workers via futexes; usleep + matrix math under a "
+       "per-CPU lock; prints wakeup/request latency percentiles and average rps"},
       {"netperf",
        "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
        "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
@@ -221,6 +227,7 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
   if (tool == "hackbench") return parse_hackbench(args);
   if (tool == "perf") return parse_perf(args);
   if (tool == "tbench") return std::make_unique<Tbench>(parse_tbench_options(args));
+  if (tool == "schbench") return std::make_unique<Schbench>(parse_schbench_options(args, nr_cpus));
   if (tool == "netperf") return std::make_unique<Netperf>(parse_netperf_options(args, nr_cpus));
   if (tool == "insmod") {
     if (args.empty() || !(args[0] == "ipistorm.ko" || args[0].ends_with("/ipistorm.ko")))
