@@ -297,11 +297,20 @@ class MsgProg : public Program {
   }
 
  private:
-  // The request generator: each second, rps/m requests round-robin over our workers, then
-  // sleep for the rest of the second.
+  // The request generator: each second, rps/m requests round-robin over our workers, spread
+  // evenly over the second (request i is due at i/share s into it); the generator sleeps until
+  // the next one is due.
   void step_rps(Kernel& k) {
-    if (sent_ == 0) second_start_ = k.now();
+    if (sent_ == 0 && !in_second_) {
+      second_start_ = k.now();
+      in_second_ = true;
+    }
     if (sent_ < rps_share_) {
+      sim::Time due = second_start_ + sim::Time::ns(sent_ * 1000000000LL / rps_share_);
+      if (due > k.now()) {
+        push(Action::sleep((due - k.now()).count()));
+        return;
+      }
       Worker* w = m_->workers[next_ % m_->workers.size()];
       ++next_;
       ++sent_;
@@ -321,6 +330,7 @@ class MsgProg : public Program {
       return;
     }
     sent_ = 0;
+    in_second_ = false;
     int64_t rest = (second_start_ + sim::Time::sec(1) - k.now()).count();
     push(Action::sleep(std::max<int64_t>(rest, 1)));
   }
@@ -330,6 +340,7 @@ class MsgProg : public Program {
   int rps_share_;
   bool waiting_ = false;
   int sent_ = 0;
+  bool in_second_ = false;
   size_t next_ = 0;
   sim::Time second_start_;
 };
