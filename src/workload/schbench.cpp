@@ -368,6 +368,10 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       {'s', "sleep_usec", true},      {'n', "operations", true},  {'F', nullptr, true},
       {'L', "no-locking", false},     {'C', "calibrate", false},  {'R', "rps", true},
       {'w', "warmuptime", true},      {'i', "intervaltime", true}, {'z', "zerotime", true},
+      // Recognised but not modeled.
+      {'p', "pipe", true},            {'A', "auto-rps", true},    {0, "split", true},
+      {'M', "message-cpus", true},    {'W', "worker-cpus", true}, {'j', "json", true},
+      {'J', "jobname", true},
   };
   SchbenchOptions o;
   for (const auto& po : getopt("schbench", args, specs, nullptr)) {
@@ -387,6 +391,8 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       case 'w': o.warmuptime = num(0, 1000000); break;
       case 'i': o.intervaltime = num(0, 1000000); break;
       case 'z': o.zerotime = num(0, 1000000); break;
+      default:
+        throw WorkloadError(fmt::format("schbench: option '{}' is not modeled", po.flag));
     }
   }
   if (o.threads == 0) o.threads = (nr_cpus + o.message_threads - 1) / o.message_threads;
