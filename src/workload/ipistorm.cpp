@@ -53,7 +53,10 @@ class IpiThread : public Program {
     }
     ++i_;
     // The handler is empty: the kernel charges csd_func_ns for running the queued function.
-    push(Action::call_func(target_, 0, o_.wait));
+    // wait=0 still serialises: the sender's per-CPU csd is locked until the target has run it,
+    // so the next call spins in csd_lock() before queueing. That is the same as spinning after
+    // queueing (wait=1), except that nothing waits for the last call.
+    push(Action::call_func(target_, 0, o_.wait || i_ < o_.numipi));
     if (o_.delay_us > 0) push(Action::sleep(o_.delay_us * 1000));
   }
 
