@@ -462,8 +462,6 @@ void Schbench::setup(Kernel& k) {
         sh.loop_count = 0;
         st_->reset_at = s;
       };
-      if (o_.warmuptime > 0 && s == o_.warmuptime) reset();
-      if (o_.zerotime > 0 && s - st_->reset_at >= o_.zerotime) reset();
       if (s >= o_.runtime) {
         st_->final_runtime = s - st_->reset_at;
         sh.stopping = true;
@@ -471,6 +469,8 @@ void Schbench::setup(Kernel& k) {
         k.stop();
         return;
       }
+      if (o_.warmuptime > 0 && s == o_.warmuptime) reset();
+      if (o_.zerotime > 0 && s - st_->reset_at >= o_.zerotime) reset();
       if (o_.intervaltime > 0 && s % o_.intervaltime == 0) {
         int rt = s - st_->reset_at;
         print_block(st_->interim, sh.stats.wakeup, "Wakeup Latencies", "usec", rt, kLatPlist, 99.0);

@@ -136,3 +136,12 @@ TEST(Schbench, Deterministic) {
   auto b = run_workload(fixture::test_machine(), {"schbench", "-r", "2", "-t", "6"}, "", 5);
   EXPECT_EQ(a.w->report(), b.w->report());
 }
+
+TEST(Schbench, ZerotimeResetsTheStatistics) {
+  auto r = run_workload(fixture::test_machine(), {"schbench", "-r", "5", "-z", "2", "-i", "0"});
+  ASSERT_TRUE(r.w->finished());
+  std::string rep = r.w->report();
+  // Reset at 2 s and 4 s: the final block covers the last second.
+  EXPECT_TRUE(std::regex_search(rep, std::regex("^Wakeup Latencies percentiles \\(usec\\) runtime 1 \\(s\\)"))) << rep;
+  EXPECT_TRUE(std::regex_search(rep, std::regex("RPS percentiles \\(requests\\) runtime 1 \\(s\\) \\(1 total samples\\)"))) << rep;
+}
