@@ -189,7 +189,10 @@ std::string Netperf::report() const {
   // Socket sizes: what getsockopt() reports for a fresh loopback socket under Linux's default
   // tcp_wmem/tcp_rmem (16384 / 131072).
   constexpr int kSndBuf = 16384, kRcvBuf = 131072;
-  std::string ip = o_.host == "localhost" ? "127.0.0.1" : o_.host;
+  // netperf prints the resolved address in parentheses for a name, nothing for a literal.
+  bool literal = o_.host.find_first_not_of("0123456789.:") == std::string::npos;
+  std::string ip = literal ? "" : o_.host == "localhost" ? "127.0.0.1" : o_.host;
+  std::string bind = (o_.lcpu >= 0 || o_.rcpu >= 0) ? " : cpu bind" : "";
   std::string out;
   double secs = (st_->sh.t1 - st_->sh.t0).seconds();
   auto r = rates();
@@ -197,8 +200,8 @@ std::string Netperf::report() const {
     if (o_.banner) {
       out += fmt::format(
           "MIGRATED TCP REQUEST/RESPONSE TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to {} ({}) "
-          "port 0 AF_INET : first burst 0\n",
-          o_.host, ip);
+          "port 0 AF_INET : first burst 0{}\n",
+          o_.host, ip, bind);
       out += "Local /Remote\n";
       out += "Socket Size   Request  Resp.   Elapsed  Trans.\n";
       out += "Send   Recv   Size     Size    Time     Rate         \n";
