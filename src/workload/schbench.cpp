@@ -37,24 +37,28 @@ unsigned SchbenchHist::idx_to_val(unsigned idx) {
 void SchbenchHist::add(uint64_t v) {
   plat_[val_to_idx(v)]++;
   nr_++;
-  if (v < min_) min_ = v;
+  if (min_ == 0 || v < min_) min_ = v;
   if (v > max_) max_ = v;
 }
 
 std::vector<std::pair<unsigned, uint64_t>> SchbenchHist::percentiles(
     const std::vector<double>& plist) const {
-  std::vector<std::pair<unsigned, uint64_t>> out;
-  if (nr_ == 0 || plist.empty()) return out;
-  uint64_t sum = 0, last = 0;
+  std::vector<std::pair<unsigned, uint64_t>> out(plist.size(), {0u, 0u});
+  if (plist.empty()) return out;
+  uint64_t sum = 0;
   size_t j = 0;
-  for (unsigned i = 0; i < kPlatNr && j < plist.size(); ++i) {
+  bool is_last = false;
+  for (unsigned i = 0; i < kPlatNr && !is_last; ++i) {
     sum += plat_[i];
-    while (j < plist.size() && static_cast<double>(sum) >= plist[j] / 100.0 * nr_) {
-      out.emplace_back(idx_to_val(i), sum - last);
-      last = sum;
+    while (static_cast<double>(sum) >= plist[j] / 100.0 * static_cast<double>(nr_)) {
+      out[j] = {idx_to_val(i), sum};
+      is_last = j == plist.size() - 1;
+      if (is_last) break;
       ++j;
     }
   }
+  // Cumulative counts -> counts since the previous percentile.
+  for (size_t i = out.size(); i-- > 1;) out[i].second -= out[i - 1].second;
   return out;
 }
 
@@ -100,8 +104,7 @@ struct Shared {
   Stats stats;
   std::vector<bool> lock_held;  // per-CPU locks
   int64_t futex_wake_ns = 0, futex_wait_ns = 0, math_ns = 0;
-  int64_t loop_count = 0;       // requests completed (since the last reset)
-  int64_t total_requests = 0;   // since the start (for per-second RPS samples)
+  int64_t loop_count = 0;       // requests completed since the start (never reset)
   bool stopping = false, finished = false;
 };
 
@@ -150,9 +153,9 @@ class WorkerProg : public Program {
           return;
         }
         push([this](Kernel& k, Task&) {
-          if (!sh_->stopping) sh_->stats.wakeup.add((k.now() - w_->wake_time).count() / 1000);
+          record(sh_->stats.wakeup, k.now() - w_->wake_time);
         });
-        start_request(k.now());
+        start_request();
         return;
       case Lock:
         take_lock(self);
@@ -167,12 +170,18 @@ class WorkerProg : public Program {
  private:
   enum Phase { Post, Wait, Lock, Math };
 
+  // gettimeofday() deltas in usec; schbench records only positive ones.
+  void record(SchbenchHist& h, sim::Time d) {
+    uint64_t us = static_cast<uint64_t>(std::max<int64_t>(0, d.count() / 1000));
+    if (!sh_->stopping && us > 0) h.add(us);
+  }
+
   // do_work(): [calibrate: usleep first] stamp, usleep, lock, math, unlock, record.
-  void start_request(sim::Time stamp) {
+  void start_request() {
     const auto& o = sh_->o;
     int64_t sleep_ns = o.sleep_usec > 0 ? o.sleep_usec * 1000LL + kTimerSlackNs : 0;
     if (o.calibrate && sleep_ns > 0) push(Action::sleep(sleep_ns));
-    push([this, stamp](Kernel& k, Task&) { work_start_ = sh_->o.rps > 0 ? stamp : k.now(); });
+    push([this](Kernel& k, Task&) { work_start_ = k.now(); });
     if (!o.calibrate && sleep_ns > 0) push(Action::sleep(sleep_ns));
     phase_ = (o.no_locking || o.calibrate) ? Math : Lock;
     spin_cpu_ = -1;
@@ -203,9 +212,8 @@ class WorkerProg : public Program {
     if (lock_cpu_ >= 0) sh_->lock_held[lock_cpu_] = false;
     lock_cpu_ = -1;
     if (!sh_->stopping) {
-      sh_->stats.request.add((k.now() - work_start_).count() / 1000);
+      record(sh_->stats.request, k.now() - work_start_);
       sh_->loop_count++;
-      sh_->total_requests++;
     }
     phase_ = Post;
     if (sh_->o.rps > 0) phase_ = Wait;
@@ -218,15 +226,14 @@ class WorkerProg : public Program {
       case Post:
       case Wait:
         if (!w_->requests.empty()) {
-          sim::Time stamp = w_->requests.front();
           w_->requests.pop_front();
           if (woke_) {
             woke_ = false;
             push([this](Kernel& k, Task&) {
-              if (!sh_->stopping) sh_->stats.wakeup.add((k.now() - w_->wake_time).count() / 1000);
+              record(sh_->stats.wakeup, k.now() - w_->wake_time);
             });
           }
-          start_request(stamp);
+          start_request();
           return;
         }
         // Nothing queued: mark blocked and wait for the generator.
@@ -278,7 +285,9 @@ class MsgProg : public Program {
         std::vector<Worker*> batch;
         batch.swap(m_->list);
         sim::Time t = k.now();
-        for (Worker* w : batch) {
+        // xlist_add() prepends: the splice walks the most recent poster first.
+        for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
+          Worker* w = *it;
           w->wake_time = t;
           w->futex_blocked = false;
           then(Action::compute(sh_->futex_wake_ns));
@@ -297,20 +306,17 @@ class MsgProg : public Program {
   }
 
  private:
-  // The request generator: each second, rps/m requests round-robin over our workers, spread
-  // evenly over the second (request i is due at i/share s into it); the generator sleeps until
-  // the next one is due.
+  // run_rps_thread(): each second, rps/m requests round-robin over our workers; after every
+  // 8th request it sleeps 8/(rps/m) s, so requests come in evenly spread batches of 8; then it
+  // sleeps for the rest of the second. A worker with more than 128 requests pending is
+  // skipped after a 100 us sleep. Each request stamps the worker's wake_time and fposts it.
   void step_rps(Kernel& k) {
+    constexpr int kBatch = 8;
     if (sent_ == 0 && !in_second_) {
       second_start_ = k.now();
       in_second_ = true;
     }
     if (sent_ < rps_share_) {
-      sim::Time due = second_start_ + sim::Time::ns(sent_ * 1000000000LL / rps_share_);
-      if (due > k.now()) {
-        push(Action::sleep((due - k.now()).count()));
-        return;
-      }
       Worker* w = m_->workers[next_ % m_->workers.size()];
       ++next_;
       ++sent_;
@@ -320,13 +326,14 @@ class MsgProg : public Program {
       }
       push([this, w](Kernel& k, Task&) {
         w->requests.push_back(k.now());
+        w->wake_time = k.now();
         if (w->futex_blocked) {
-          w->wake_time = k.now();
           w->futex_blocked = false;
           then(Action::compute(sh_->futex_wake_ns));
           then(Action::wake(w->task, false));
         }
       });
+      if (sent_ % kBatch == 0) push(Action::sleep(1000000000LL / rps_share_ * kBatch));
       return;
     }
     sent_ = 0;
@@ -345,20 +352,26 @@ class MsgProg : public Program {
   sim::Time second_start_;
 };
 
+// schbench's plist and the masks of what each block prints.
+const std::vector<double> kPlist = {20.0, 50.0, 90.0, 99.0, 99.9};
+constexpr unsigned kPlistForLat = 0b11110;  // 50, 90, 99, 99.9
+constexpr unsigned kPlistForRps = 0b00111;  // 20, 50, 90
+constexpr unsigned kStar99 = 1u << 3, kStar50 = 1u << 1;
+
+// show_latencies()
 void print_block(std::string& out, const SchbenchHist& h, const char* label, const char* units,
-                 int runtime, const std::vector<double>& plist, double star) {
-  auto p = h.percentiles(plist);
-  if (p.empty()) return;
+                 long long runtime, unsigned mask, unsigned star) {
+  auto p = h.percentiles(kPlist);
   out += fmt::format("{} percentiles ({}) runtime {} (s) ({} total samples)\n", label, units,
                      runtime, h.samples());
-  for (size_t i = 0; i < p.size(); ++i)
-    out += fmt::format("\t{}{:2.1f}th: {:<10d} ({} samples)\n", plist[i] == star ? "* " : "  ",
-                       plist[i], p[i].first, p[i].second);
+  for (size_t i = 0; i < p.size(); ++i) {
+    unsigned bit = 1u << i;
+    if (!(mask & bit)) continue;
+    out += fmt::format("\t{}{:2.1f}th: {:<10d} ({} samples)\n", bit == star ? "* " : "  ",
+                       kPlist[i], p[i].first, p[i].second);
+  }
   out += fmt::format("\t  min={}, max={}\n", h.min(), h.max());
 }
-
-const std::vector<double> kLatPlist = {50.0, 90.0, 99.0, 99.9};
-const std::vector<double> kRpsPlist = {20.0, 50.0, 90.0};
 
 }  // namespace
 
@@ -395,7 +408,10 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
         throw WorkloadError(fmt::format("schbench: option '{}' is not modeled", po.flag));
     }
   }
-  if (o.threads == 0) o.threads = (nr_cpus + o.message_threads - 1) / o.message_threads;
+  if (o.threads == 0) {
+    o.threads = (nr_cpus + o.message_threads - 1) / o.message_threads;
+    o.threads_auto = true;
+  }
   if (o.runtime < 30) o.warmuptime = 0;
   return o;
 }
@@ -411,19 +427,16 @@ struct Schbench::State {
   Shared sh;
   std::vector<std::unique_ptr<MsgThread>> msgs;
   std::vector<std::unique_ptr<Worker>> workers;
-  std::string interim;
-  int reset_at = 0;        // second of the last stats reset
-  int64_t last_total = 0;  // total_requests at the previous second
-  double current_rps = 0;
-  int final_runtime = 0;
-  kernel::Kernel* k = nullptr;
+  std::string out;          // what schbench has printed so far (stderr)
+  bool warmup_done = false;
+  int zero_time = 0, last_calc = 0, last_rps_calc = 0;
+  int64_t last_loop_count = 0;
 };
 
 Schbench::Schbench(const SchbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Schbench::~Schbench() = default;
 
 void Schbench::setup(Kernel& k) {
-  st_->k = &k;
   auto& sh = st_->sh;
   sh.o = o_;
   sh.lock_held.assign(static_cast<size_t>(k.nr_cpus()), false);
@@ -447,38 +460,49 @@ void Schbench::setup(Kernel& k) {
     }
     st_->msgs.push_back(std::move(mt));
   }
-  // The main thread: sleep(1), sample RPS, warm-up/zero resets, interim reports, stop.
-  for (int s = 1; s <= o_.runtime; ++s) {
-    k.events().at(k.now() + sim::Time::sec(s), [this, &k, s] {
-      auto& sh = st_->sh;
-      double rps = static_cast<double>(sh.total_requests - st_->last_total);
-      st_->last_total = sh.total_requests;
-      st_->current_rps = rps;
-      sh.stats.rps.add(static_cast<uint64_t>(rps));
-      auto reset = [&] {
-        sh.stats.wakeup.reset();
-        sh.stats.request.reset();
-        sh.stats.rps.reset();
-        sh.loop_count = 0;
-        st_->reset_at = s;
-      };
-      if (s >= o_.runtime) {
-        st_->final_runtime = s - st_->reset_at;
-        sh.stopping = true;
-        sh.finished = true;
-        k.stop();
-        return;
-      }
-      if (o_.warmuptime > 0 && s == o_.warmuptime) reset();
-      if (o_.zerotime > 0 && s - st_->reset_at >= o_.zerotime) reset();
-      if (o_.intervaltime > 0 && s % o_.intervaltime == 0) {
-        int rt = s - st_->reset_at;
-        print_block(st_->interim, sh.stats.wakeup, "Wakeup Latencies", "usec", rt, kLatPlist, 99.0);
-        print_block(st_->interim, sh.stats.request, "Request Latencies", "usec", rt, kLatPlist, 99.0);
-        print_block(st_->interim, sh.stats.rps, "RPS", "requests", rt, kRpsPlist, 50.0);
-        st_->interim += fmt::format("current rps: {:.2f}\n", st_->current_rps);
-      }
-    });
+  // sleep_for_runtime(): the main thread wakes at 0, 1, 2, ... s (modeled without CPU cost;
+  // its real sleep(1) overshoots slightly, so "more than N s" tests pass at N s here).
+  for (int s = 0; s <= o_.runtime; ++s)
+    k.events().at(k.now() + sim::Time::sec(s), [this, &k, s] { main_tick(k, s); });
+}
+
+void Schbench::main_tick(Kernel& k, int s) {
+  auto& sh = st_->sh;
+  auto& st = *st_;
+  bool done = s >= o_.runtime;
+  auto reset = [&] {
+    sh.stats.wakeup.reset();
+    sh.stats.request.reset();
+    sh.stats.rps.reset();
+  };
+  if (o_.rps == 0 && o_.warmuptime > 0 && !st.warmup_done && s >= o_.warmuptime) {
+    st.warmup_done = true;
+    st.out += "warmup done, zeroing stats\n";
+    st.zero_time = s;
+    reset();
+  } else {
+    // RPS since the last sample (at 0 s: 0/0, which schbench's cast turns into 0).
+    int dt = s - st.last_rps_calc;
+    double rps = dt > 0 ? static_cast<double>(sh.loop_count - st.last_loop_count) / dt : 0;
+    st.last_loop_count = sh.loop_count;
+    st.last_rps_calc = s;
+    sh.stats.rps.add(static_cast<uint64_t>(rps));
+    if (s - st.last_calc >= o_.intervaltime) {
+      st.last_calc = s;
+      print_block(st.out, sh.stats.wakeup, "Wakeup Latencies", "usec", s, kPlistForLat, kStar99);
+      print_block(st.out, sh.stats.request, "Request Latencies", "usec", s, kPlistForLat, kStar99);
+      print_block(st.out, sh.stats.rps, "RPS", "requests", s, kPlistForRps, kStar50);
+      st.out += fmt::format("current rps: {:.2f}\n", rps);
+    }
+  }
+  if (o_.zerotime > 0 && s - st.zero_time >= o_.zerotime) {
+    st.zero_time = s;
+    reset();
+  }
+  if (done) {
+    sh.stopping = true;
+    sh.finished = true;
+    k.stop();
   }
 }
 
@@ -488,13 +512,13 @@ sim::Time Schbench::time_limit() const { return sim::Time::sec(o_.runtime + 1); 
 
 std::string Schbench::report() const {
   const auto& sh = st_->sh;
-  std::string out = st_->interim;
-  int rt = st_->final_runtime;
-  print_block(out, sh.stats.wakeup, "Wakeup Latencies", "usec", rt, kLatPlist, 99.0);
-  print_block(out, sh.stats.request, "Request Latencies", "usec", rt, kLatPlist, 99.0);
-  print_block(out, sh.stats.rps, "RPS", "requests", rt, kRpsPlist, 50.0);
-  double avg = rt > 0 ? static_cast<double>(sh.loop_count) / rt : 0;
-  out += fmt::format("average rps: {:.2f}\n", avg);
+  std::string out;
+  if (o_.threads_auto) out += fmt::format("setting worker threads to {}\n", o_.threads);
+  out += st_->out;
+  print_block(out, sh.stats.wakeup, "Wakeup Latencies", "usec", o_.runtime, kPlistForLat, kStar99);
+  print_block(out, sh.stats.request, "Request Latencies", "usec", o_.runtime, kPlistForLat, kStar99);
+  print_block(out, sh.stats.rps, "RPS", "requests", o_.runtime, kPlistForRps, kStar50);
+  out += fmt::format("average rps: {:.2f}\n", average_rps());
   // /proc/<tid>/schedstat: run delay / timeslices, averaged over each kind of thread.
   auto delay = [](const auto& v) {
     double sum = 0;
@@ -508,22 +532,19 @@ std::string Schbench::report() const {
   return out;
 }
 
+double Schbench::average_rps() const {
+  return static_cast<double>(st_->sh.loop_count) / o_.runtime;
+}
+
 std::vector<Metric> Schbench::metrics() const {
   const auto& sh = st_->sh;
-  auto p99 = [](const SchbenchHist& h) {
-    auto p = h.percentiles({99.0});
-    return p.empty() ? 0.0 : static_cast<double>(p[0].first);
-  };
-  auto p50 = [](const SchbenchHist& h) {
-    auto p = h.percentiles({50.0});
-    return p.empty() ? 0.0 : static_cast<double>(p[0].first);
-  };
-  int rt = st_->final_runtime;
+  auto p99 = [](const SchbenchHist& h) { return static_cast<double>(h.percentiles(kPlist)[3].first); };
+  auto p50 = [](const SchbenchHist& h) { return static_cast<double>(h.percentiles(kPlist)[1].first); };
   return {{"wakeup_p99", "us", p99(sh.stats.wakeup), false},
           {"wakeup_p50", "us", p50(sh.stats.wakeup), false},
           {"request_p99", "us", p99(sh.stats.request), false},
           {"request_p50", "us", p50(sh.stats.request), false},
-          {"average_rps", "req/s", rt > 0 ? static_cast<double>(sh.loop_count) / rt : 0, true}};
+          {"average_rps", "req/s", average_rps(), true}};
 }
 
 }  // namespace schedlab::workload

@@ -21,20 +21,24 @@ class SchbenchHist {
   void add(uint64_t v);
   void reset() { *this = SchbenchHist(); }
   uint64_t samples() const { return nr_; }
-  uint64_t min() const { return nr_ ? min_ : 0; }
+  // add_lat()'s min: "if (min == 0 || v < min) min = v" (so a 0 sample is forgotten by the
+  // next one).
+  uint64_t min() const { return min_; }
   uint64_t max() const { return max_; }
-  // calc_percentiles(): for each p, the bucket value where the cumulative count first reaches
-  // p/100*N, and the number of samples since the previous percentile's bucket.
+  // calc_percentiles(): for each p (ascending), the bucket value where the cumulative count
+  // first reaches p/100*N, and the number of samples since the previous percentile of the list.
+  // With no samples every value and count is 0.
   std::vector<std::pair<unsigned, uint64_t>> percentiles(const std::vector<double>& plist) const;
 
  private:
   std::array<uint64_t, kPlatNr> plat_{};
-  uint64_t nr_ = 0, min_ = UINT64_MAX, max_ = 0;
+  uint64_t nr_ = 0, min_ = 0, max_ = 0;
 };
 
 struct SchbenchOptions {
   int message_threads = 1;   // -m
-  int threads = 0;           // -t workers per message thread (0: ceil(ncpus / m))
+  int threads = 0;           // -t workers per message thread (default ceil(ncpus / m))
+  bool threads_auto = false; // -t not given (schbench prints "setting worker threads to N")
   int runtime = 30;          // -r seconds
   int sleep_usec = 100;      // -s
   int operations = 5;        // -n matrix multiplies per request
@@ -61,8 +65,11 @@ class Schbench : public Workload {
   const SchbenchOptions& options() const { return o_; }
   // Simulated time of one request's matrix work (all -n operations), in ns.
   static int64_t math_ns(int footprint_kb, int operations);
+  // Requests completed over the whole run / runtime (schbench's "average rps").
+  double average_rps() const;
 
  private:
+  void main_tick(kernel::Kernel& k, int s);
   struct State;
   SchbenchOptions o_;
   std::unique_ptr<State> st_;

@@ -105,7 +105,9 @@ TEST(Schbench, RunsAndPrintsSchbenchBlocks) {
       "\t\\* 99\\.0th: \\d+ +\\(\\d+ samples\\)\n\t  99\\.9th: \\d+ +\\(\\d+ samples\\)\n"
       "\t  min=\\d+, max=\\d+\n"))) << rep;
   EXPECT_TRUE(std::regex_search(rep, std::regex("Request Latencies percentiles \\(usec\\) runtime 2 "))) << rep;
-  EXPECT_TRUE(std::regex_search(rep, std::regex("RPS percentiles \\(requests\\) runtime 2 \\(s\\) \\(2 total samples\\)\n"
+  EXPECT_EQ(rep.rfind("setting worker threads to 4\n", 0), 0u) << rep;
+  // RPS samples at 0, 1 and 2 s (the first one is 0, as schbench's first 0/0 sample).
+  EXPECT_TRUE(std::regex_search(rep, std::regex("RPS percentiles \\(requests\\) runtime 2 \\(s\\) \\(3 total samples\\)\n"
                                                 "\t  20\\.0th: \\d+ +\\(\\d+ samples\\)\n\t\\* 50\\.0th: "))) << rep;
   EXPECT_TRUE(std::regex_search(rep, std::regex("current rps: \\d+\\.\\d{2}\n"))) << rep;
   EXPECT_TRUE(std::regex_search(rep, std::regex("\naverage rps: \\d+\\.\\d{2}\n"))) << rep;
@@ -138,10 +140,33 @@ TEST(Schbench, Deterministic) {
 }
 
 TEST(Schbench, ZerotimeResetsTheStatistics) {
-  auto r = run_workload(fixture::test_machine(), {"schbench", "-r", "5", "-z", "2", "-i", "0"});
+  auto r = run_workload(fixture::test_machine(), {"schbench", "-r", "5", "-z", "2", "-i", "100", "-t", "4"});
   ASSERT_TRUE(r.w->finished());
   std::string rep = r.w->report();
-  // Reset at 2 s and 4 s: the final block covers the last second.
-  EXPECT_TRUE(std::regex_search(rep, std::regex("^Wakeup Latencies percentiles \\(usec\\) runtime 1 \\(s\\)"))) << rep;
-  EXPECT_TRUE(std::regex_search(rep, std::regex("RPS percentiles \\(requests\\) runtime 1 \\(s\\) \\(1 total samples\\)"))) << rep;
+  // Reset at 2 s and 4 s: the final block (runtime is -r) holds the last second's samples;
+  // average rps counts every request of the run.
+  EXPECT_EQ(rep.rfind("Wakeup Latencies percentiles (usec) runtime 5 (s) (", 0), 0u) << rep;
+  EXPECT_NE(rep.find("RPS percentiles (requests) runtime 5 (s) (1 total samples)\n"), std::string::npos) << rep;
+  auto full = run_workload(fixture::test_machine(), {"schbench", "-r", "5", "-i", "100", "-t", "4"});
+  EXPECT_EQ(wltest::metric(*r.w, "average_rps"), wltest::metric(*full.w, "average_rps"));
+}
+
+TEST(Schbench, WarmupResetsOnceAndSaysSo) {
+  auto r = run_workload(fixture::test_machine(), {"schbench", "-r", "30", "-w", "2", "-i", "100", "-t", "1", "-n", "1"});
+  ASSERT_TRUE(r.w->finished());
+  std::string rep = r.w->report();
+  EXPECT_NE(rep.find("warmup done, zeroing stats\n"), std::string::npos) << rep;
+  // Samples at 0, 1, then none at 2 (the reset), then 3..30.
+  EXPECT_NE(rep.find("RPS percentiles (requests) runtime 30 (s) (28 total samples)\n"), std::string::npos) << rep;
+}
+
+TEST(SchbenchHist, EmptyGivesZeros) {
+  SchbenchHist h;
+  auto p = h.percentiles({20.0, 50.0});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].first, 0u);
+  EXPECT_EQ(p[1].second, 0u);
+  h.add(0);
+  h.add(7);
+  EXPECT_EQ(h.min(), 7u);  // schbench's add_lat(): a 0 minimum is replaced by the next sample
 }
