@@ -311,12 +311,12 @@ std::string Tbench::report() const {
   out += fmt::format("{} of {} processes prepared for launch   0 sec\n", o_.nprocs, o_.nprocs);
   out += "releasing clients\n";
   for (const auto& s : sh.status) out += s + "\n";
-  out += "\n Operation                Count    AvgLat    MaxLat\n";
-  out += " --------------------------------------------------\n";
+  out += "\n Operation      Count    AvgLat    MaxLat\n";
+  out += " ----------------------------------------\n";
   for (int i = 0; i < kNumOps; ++i) {
     const auto& s = sh.ops[i];
     if (s.count == 0) continue;
-    out += fmt::format(" {:<22s} {:7d} {:9.3f} {:9.3f}\n", kOpNames[i], s.count,
+    out += fmt::format(" {:<10s}{:10d} {:9.3f} {:9.3f}\n", kOpNames[i], s.count,
                        s.total_ns * 1e-6 / s.count, s.max_ns * 1e-6);
   }
   out += "\n";
