@@ -1,7 +1,6 @@
 // The sanity checker (--check): invariants after every event, and the "wasted cores" measure.
 #include <fmt/format.h>
 
-#include <unordered_map>
 
 #include "kernel/kernel.hpp"
 
@@ -26,11 +25,13 @@ void Kernel::check_invariants() {
       if (wasting_[c]) rqs_[c].c.wasted_idle_ns += dt;
   last_check_ = now;
 
-  std::unordered_map<const Task*, int> where;  // task -> cpu
+  const uint64_t gen = ++check_gen_;
   auto place = [&](const Task* t, int cpu, const char* how) {
-    auto [it, fresh] = where.emplace(t, cpu);
-    if (!fresh)
-      check_fail(cpu, t, fmt::format("task is {} here but also on cpu {}", how, it->second));
+    Task* m = const_cast<Task*>(t);  // checker bookkeeping only
+    if (m->check_gen == gen)
+      check_fail(cpu, t, fmt::format("task is {} here but also on cpu {}", how, m->check_cpu));
+    m->check_gen = gen;
+    m->check_cpu = cpu;
   };
   for (const auto& rq : rqs_) {
     int cpu = rq.cpu;
@@ -62,7 +63,7 @@ void Kernel::check_invariants() {
   }
   for (const auto& t : tasks_) {
     if (t->pid == 0 || t->state != TaskState::Running) continue;
-    if (!where.count(t.get())) check_fail(t->cpu, t.get(), "runnable task is nowhere (lost)");
+    if (t->check_gen != gen) check_fail(t->cpu, t.get(), "runnable task is nowhere (lost)");
   }
   // Which CPUs are now idle while their LLC has a task waiting on a runqueue.
   for (const auto& l : llcs_) {

@@ -293,6 +293,7 @@ class Kernel {
   void check_invariants();
   [[noreturn]] void check_fail(int cpu, const Task* t, const std::string& what) const;
   Time last_check_;
+  uint64_t check_gen_ = 0;
   std::vector<char> wasting_;
 
   const machine::Machine m_;

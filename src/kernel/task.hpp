@@ -91,6 +91,10 @@ struct Task {
   int64_t cold_penalty = 0;  // extra run time owed after a migration
   bool waiting_csd = false;  // spinning in csd_lock_wait()
 
+  // Sanity checker bookkeeping
+  uint64_t check_gen = 0;
+  int check_cpu = -1;
+
   // Statistics
   Time runnable_since;       // for run-delay accounting
   int64_t run_delay_ns = 0;
