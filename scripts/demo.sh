@@ -6,7 +6,7 @@ RUNS=${RUNS:-10}
 
 run() {
   echo
-  echo "\$ schedlab $*"
+  printf "\n$ schedlab"; printf " %q" "$@"; echo
   "$SCHEDLAB" "$@"
 }
 

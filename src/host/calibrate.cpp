@@ -712,7 +712,13 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
   if (auto x = get("pipe_write_1b")) set("pipe_write_ns", k.pipe_write_ns, x->value_ns, 0, "pipe_write_1b", x->cov);
   if (auto x = get("pipe_read_1b")) set("pipe_read_ns", k.pipe_read_ns, x->value_ns, 0, "pipe_read_1b", x->cov);
 
-  if (auto x = get("futex_pingpong_same_cpu_half")) {
+  auto pp = get("futex_pingpong_same_cpu_half");
+  if (pp && pp->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns) <= 0) {
+    // The syscalls alone took longer than the whole half round trip (noisy or loaded machine):
+    // nothing is left to attribute to the switch, so context_switch_ns keeps its default.
+    pp = nullptr;
+  }
+  if (auto x = pp) {
     // Half a same-CPU futex ping-pong = FUTEX_WAKE + FUTEX_WAIT syscalls (measured above) plus the
     // scheduler path ttwu + enqueue + dequeue + schedule + pick_next_task + context_switch. The
     // first five come from the base profile. If they already explain over 90% of what is left,
