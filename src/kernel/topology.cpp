@@ -1,5 +1,7 @@
 // kernel/sched/topology.c: sched domains built from the machine: SMT, MC (the LLC), PKG, NUMA;
 // degenerate levels (same span as the child) are dropped.
+#include <algorithm>
+
 #include "kernel/kernel.hpp"
 
 namespace schedlab::kernel {
@@ -35,6 +37,10 @@ void Kernel::build_sched_domains() {
       sd.max_interval_ms = 2 * w;
       sd.balance_interval_ms = w;
       sd.imbalance_pct = name == "SMT" ? kImbalancePctSmt : kImbalancePct;
+      // A machine that has been up a while: the CPUs of a domain are due for balancing at
+      // evenly spread times rather than all at once (as they would be right after boot).
+      int64_t pos = std::find(span.begin(), span.end(), cpu) - span.begin();
+      sd.last_balance = Time() - Time::ms(w) * pos / w;
       sd.is_llc = static_cast<int>(span.size()) == topo.llc_size() && name != "SMT";
       if (name == "SMT" && topo.llc_size() == static_cast<int>(span.size())) sd.is_llc = true;
       rq.sd.push_back(sd);
