@@ -52,6 +52,7 @@ void run_validate(ValidateArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
   const std::string table = experiment::render_validation(r, report::Format::Text);
   if (a.output == "-") {
     std::fwrite(table.data(), 1, table.size(), stdout);

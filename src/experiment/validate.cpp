@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -88,12 +89,13 @@ std::vector<std::string> header_lines(const ValidationReport& r) {
   }
   h.push_back(fmt::format("runs:     {} real runs per case, one after another; {} simulated (seeds 1..{}){}", r.runs,
                           r.runs, r.runs, r.quick ? "; --quick loop counts" : ""));
-  h.push_back(fmt::format("load:     {} before, {} after (1/5/15 min; other processes on the machine disturb the "
-                          "real runs)",
+  h.push_back(fmt::format("load:     {} before, {} after (1/5/15 min; 'after' includes the benchmarks' own "
+                          "tasks; other processes on the machine disturb the real runs)",
                           r.loadavg_before, r.loadavg_after));
   h.push_back(fmt::format("started:  {}; took {:.1f} s", r.started_utc, r.elapsed_s));
   h.push_back("error %:  (sim AMean - real AMean) / real AMean * 100; Std: population; KS p: two-sample "
               "Kolmogorov-Smirnov, real vs sim (small p: the distributions differ)");
+  for (const auto& w : r.warnings) h.push_back("warning:  " + w);
   return h;
 }
 
@@ -176,6 +178,7 @@ std::string render_json(const ValidationReport& r) {
   j["elapsed_s"] = r.elapsed_s;
   j["loadavg_before"] = r.loadavg_before;
   j["loadavg_after"] = r.loadavg_after;
+  j["warnings"] = r.warnings;
   ordered_json cases = ordered_json::array();
   auto num = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
   for (const auto& c : r.cases) {
@@ -261,6 +264,12 @@ ValidationReport validate(const ValidateOptions& opt) {
   r.sets = opt.sets;
   r.started_utc = utc_now();
   r.loadavg_before = loadavg();
+  if (double la = std::atof(r.loadavg_before.c_str()); la > 0.5 * r.nr_online_cpus)
+    r.warnings.push_back(fmt::format("the machine is busy (load average {:.2f} on {} CPUs): the real runs share the "
+                                     "CPUs with other work, the model does not; validate on an otherwise idle machine",
+                                     la, r.nr_online_cpus));
+  if (r.profile_kind.rfind("calibrated", 0) != 0)
+    r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
   const auto t0 = std::chrono::steady_clock::now();
 
   for (size_t i = 0; i < cases.size(); ++i) {

@@ -57,6 +57,7 @@ struct ValidationReport {
   std::vector<std::string> sets;
   double elapsed_s = 0;
   std::vector<CaseResult> cases;
+  std::vector<std::string> warnings;  // busy machine, uncalibrated profile (also in the report)
 };
 
 // Runs everything. Throws host::HostError (tool missing, unparseable output), machine::ProfileError
