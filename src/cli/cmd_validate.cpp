@@ -35,7 +35,10 @@ report::Format format_for(const std::string& path) {
 }
 
 void run_validate(ValidateArgs& a) {
-  a.opt.progress = [](int i, int n, const experiment::ValidationCase& c, const experiment::CaseResult* done) {
+  auto line_open = std::make_shared<bool>(false);  // a "[i/n] command ..." line awaits its result
+  a.opt.progress = [line_open](int i, int n, const experiment::ValidationCase& c,
+                               const experiment::CaseResult* done) {
+    *line_open = !done;
     if (!done) {
       fmt::print(stderr, "[{}/{}] {} ...", i + 1, n, host::join_command(c.argv));
     } else {
@@ -48,9 +51,14 @@ void run_validate(ValidateArgs& a) {
   try {
     r = experiment::validate(a.opt);
   } catch (const host::HostError& e) {
+    if (*line_open) fmt::print(stderr, "\n");
     throw UsageError(e.what());
   } catch (const std::invalid_argument& e) {
+    if (*line_open) fmt::print(stderr, "\n");
     throw UsageError(e.what());
+  } catch (...) {
+    if (*line_open) fmt::print(stderr, "\n");
+    throw;
   }
   for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
   const std::string table = experiment::render_validation(r, report::Format::Text);
