@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct CompareArgs {
   std::string format = "text";
   std::string metric;
   std::string unit;
+  bool sample_std = false;
+  std::string quantile_method = "linear";
 };
 
 std::string_view trim(std::string_view s) {
@@ -263,6 +266,16 @@ void run_compare(const CompareArgs& a) {
   } else {
     for (const auto& f : a.files) labels.push_back(default_label(f));
   }
+  report::Options opts;
+  if (a.sample_std) opts.std_kind = stats::StdKind::Sample;
+  try {
+    opts.quantile_method = stats::parse_quantile_method(a.quantile_method);
+  } catch (const std::invalid_argument&) {
+    throw UsageError(fmt::format(
+        "unknown quantile method '{}' (use linear, lower, higher, nearest, midpoint or "
+        "inverted_cdf)",
+        a.quantile_method));
+  }
   report::Metric m;
   m.name = !a.metric.empty() ? a.metric : (!a.column.empty() ? a.column : "value");
   m.unit = a.unit;
@@ -270,7 +283,7 @@ void run_compare(const CompareArgs& a) {
   for (std::size_t i = 0; i < a.files.size(); ++i)
     m.sets.push_back({labels[i], read_sample(a.files[i], a.column)});
   // Render fully before writing anything, so an error leaves stdout empty.
-  const std::string out = report::render({m}, *format);
+  const std::string out = report::render({m}, *format, opts);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
@@ -295,6 +308,12 @@ void register_compare(CLI::App& app) {
       ->default_str("text");
   cmd->add_option("--metric", args->metric, "Metric name in the table (default: --column or 'value')");
   cmd->add_option("--unit", args->unit, "Unit printed after the metric name");
+  cmd->add_flag("--sample-std", args->sample_std,
+                "Standard deviation divides by n-1 (default: population, divides by n)");
+  cmd->add_option("--quantile-method", args->quantile_method,
+                  "Quantile method for median/q90/q99: linear (NumPy default, R type 7), lower, "
+                  "higher, nearest, midpoint, inverted_cdf (nearest rank, R type 1)")
+      ->default_str("linear");
   cmd->callback([args] { run_compare(*args); });
 }
 

@@ -28,6 +28,12 @@ void register_run(CLI::App& app) {
       "--seed", [args](const std::string& v) { args->spec.seed = parse_seed(v); },
       "random seed (same seed, same output)");
   cmd->add_option("--json", args->json, "write metrics and counters (total and per CPU) as JSON");
+  cmd->add_option("--trace", args->spec.trace_path,
+                  "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
+  cmd->add_option("--trace-window", args->spec.trace_window,
+                  "only trace START,END of the run (e.g. 0.5s,0.6s)");
+  cmd->add_flag("--check", args->spec.check,
+                "check the model's invariants after every event; measure wasted idle time");
   cmd->add_option("command", args->spec.command, "benchmark command line, after --")
       ->required();
   cmd->callback([args] {

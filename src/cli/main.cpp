@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "cli/commands.hpp"
+#include "kernel/kernel.hpp"
 #include "machine/machine.hpp"
 
 int main(int argc, char** argv) {
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     fmt::print(stderr, "schedlab: error: {}\n", e.what());
     return 2;
+  } catch (const kernel::CheckError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "schedlab: {}\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     fmt::print(stderr, "schedlab: internal error: {}\n", e.what());

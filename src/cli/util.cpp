@@ -54,6 +54,10 @@ experiment::RunResult run_guarded(const experiment::RunSpec& spec) {
     throw UsageError(e.what());
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const kernel::CheckError*>(&e)) throw;
+    if (std::string(e.what()).find("did not finish") != std::string::npos) throw;
+    throw UsageError(e.what());  // e.g. a trace file that cannot be written
   }
 }
 

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 
 #include "host/probe.hpp"
+#include "trace/writers.hpp"
 
 namespace schedlab::experiment {
 
@@ -47,7 +49,27 @@ RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec
 RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   kernel::Features f = parse_features(spec.features);
   auto w = workload::parse_workload(spec.command, m.topo.nr_cpus());
-  kernel::Kernel k(m, f, kernel::KernelOptions{spec.seed, spec.sink});
+  std::unique_ptr<trace::TraceSink> file_sink;
+  std::unique_ptr<trace::TeeSink> tee;
+  trace::TraceSink* sink = spec.sink;
+  if (!spec.trace_path.empty()) {
+    std::optional<trace::TraceWindow> window;
+    if (!spec.trace_window.empty()) window = trace::parse_trace_window(spec.trace_window);
+    file_sink = trace::open_trace(spec.trace_path, window);
+    if (sink) {
+      tee = std::make_unique<trace::TeeSink>(std::vector<trace::TraceSink*>{sink, file_sink.get()});
+      sink = tee.get();
+    } else {
+      sink = file_sink.get();
+    }
+  } else if (!spec.trace_window.empty()) {
+    throw std::invalid_argument("--trace-window: needs --trace FILE");
+  }
+  kernel::KernelOptions ko;
+  ko.seed = spec.seed;
+  ko.sink = sink;
+  ko.check = spec.check;
+  kernel::Kernel k(m, f, ko);
   w->setup(k);
   k.run(w->time_limit());
   if (!w->finished())
@@ -120,6 +142,7 @@ nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
   j["idle_spin_hit"] = c.idle_spin_hit;
   j["idle_spin_ns"] = c.kernel_ns[static_cast<int>(trace::KernelPath::Spin)];
   j["idle_spin_hidden_ns"] = c.idle_spin_hidden_ns;
+  j["wasted_idle_ns"] = c.wasted_idle_ns;
   return j;
 }
 

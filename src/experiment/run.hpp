@@ -17,6 +17,9 @@ struct RunSpec {
   std::vector<std::string> sets;            // KEY=VALUE
   std::vector<std::string> command;         // benchmark argv
   trace::TraceSink* sink = nullptr;         // optional
+  std::string trace_path;                   // --trace FILE (.dat, .txt, .json)
+  std::string trace_window;                 // --trace-window START,END
+  bool check = false;                       // --check: invariants after every event
 };
 
 struct RunResult {

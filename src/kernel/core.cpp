@@ -45,6 +45,10 @@ Kernel::Kernel(const machine::Machine& m, const Features& f, const KernelOptions
   }
   build_sched_domains();
   if (sink_) sink_->begin(m_);
+  if (opts_.check) {
+    wasting_.assign(n, 0);
+    ev_.set_after_each([this] { check_invariants(); });
+  }
   // Every CPU starts in its idle loop at time 0.
   for (auto& rq : rqs_) {
     rq.bucket = bucket_for_path(KernelPath::IdleEntry);
@@ -119,9 +123,15 @@ void Kernel::wake_up(Task* p, int from_cpu) {
 void Kernel::run(Time limit) {
   ev_.run(limit);
   end_time_ = ev_.now();
+  if (opts_.check) check_invariants();
   for (auto& rq : rqs_) {
     if (rq.mode == Mode::Task) pause_task_segment(rq);
     account(rq, rq.bucket);
+    if (opts_.check) {
+      const auto& c = rq.c;
+      if (c.busy_ns + c.kernel_total_ns() + c.idle_total_ns() != end_time_.count())
+        check_fail(rq.cpu, nullptr, "time not conserved: busy + kernel + idle != simulated time");
+    }
   }
   if (sink_) sink_->end(end_time_);
 }

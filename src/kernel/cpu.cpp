@@ -278,7 +278,7 @@ void Kernel::handle_irq(Rq& rq, Irq irq, std::function<void()> then) {
         curr->deadline = curr->vruntime + curr->slice;
         if (rq.nr_running > 1) set_need_resched_local(rq);
       }
-      if (f_.on(Feature::IDLE_CPUMASK) && !idle_cpu(cpu)) update_idle_cpumask(rq, false);
+      if (f_.on(Feature::IDLE_CPUMASK) && !idle_cpu(cpu)) c += update_idle_cpumask(rq, false);
       update_util(rq);
       if (ev_.now() >= rq.next_balance) rebalance_domains(rq, lb);
       nohz_balancer_kick(rq, lb);

@@ -10,6 +10,7 @@ namespace {
 // Kernel constants (not machine costs): kernel/sched/topology.c sd_init() and fair.c.
 constexpr int64_t kNice0Load = 1024;           // NICE_0_LOAD
 constexpr int kSisPropMinScan = 4;             // SIS_PROP floor
+constexpr int kNumaImbalanceDiv = 4;           // imb_numa_nr: 25 % of the node's CPUs
 }  // namespace
 
 // avg_vruntime(): the load-weighted mean vruntime of the runnable fair entities (curr too).
@@ -335,6 +336,21 @@ int Kernel::find_idlest_cpu(const Task* p, int start_cpu) const {
       if (key(c) == best) next.push_back(c);
     cands = next;
   };
+  // NUMA level: allow_numa_imbalance(): a fork stays on the parent's node while that node runs
+  // fewer than a quarter of its CPUs' worth of tasks (imb_numa_nr).
+  int local_socket = topo.socket_of(start_cpu);
+  int local_load = 0, local_cpus = 0;
+  for (int c : cands)
+    if (topo.socket_of(c) == local_socket) {
+      local_load += load[c];
+      ++local_cpus;
+    }
+  if (topo.sockets > 1 && local_cpus > 0 && local_load * kNumaImbalanceDiv < local_cpus) {
+    std::vector<int> next;
+    for (int c : cands)
+      if (topo.socket_of(c) == local_socket) next.push_back(c);
+    cands = next;
+  }
   pick_group([&](int c) { return topo.socket_of(c); });
   pick_group([&](int c) { return topo.llc_of(c); });
   pick_group([&](int c) { return topo.core_of(c); });

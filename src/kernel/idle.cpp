@@ -16,10 +16,13 @@ constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400
 constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
 }  // namespace
 
-void Kernel::update_idle_cpumask(Rq& rq, bool idle) {
-  if (rq.last_idle_state == idle) return;
+// Writes this CPU's bit in its LLC's idle mask if it changed. The mask is one shared line per
+// LLC, so a write costs a line transfer within the LLC (the reviewers' concern).
+int64_t Kernel::update_idle_cpumask(Rq& rq, bool idle) {
+  if (rq.last_idle_state == idle) return 0;
   rq.last_idle_state = idle;
   llcs_[rq.llc].idle_mask[rq.cpu] = idle;
+  return m_.remote_read_ns(Distance::Llc);
 }
 
 // do_idle(): set TIF_POLLING_NRFLAG, then loop choosing and entering idle states until
@@ -32,7 +35,7 @@ void Kernel::do_idle(Rq& rq) {
     rq.idle_stamp = ev_.now();
     rq.idle_stamp_valid = true;
   }
-  if (f_.on(Feature::IDLE_CPUMASK)) update_idle_cpumask(rq, true);
+  if (f_.on(Feature::IDLE_CPUMASK)) rq.idle_entry_extra_ns += update_idle_cpumask(rq, true);
   update_util(rq);
   if (!rq.pending_irqs.empty()) {
     set_mode(rq, Mode::Kernel);
@@ -97,6 +100,8 @@ void Kernel::cpuidle_enter(Rq& rq) {
     }
   }
   int64_t c = m_.tunables.idle_poll ? 0 : cost(m_.costs.cpuidle_select_ns);
+  c += rq.idle_entry_extra_ns;
+  rq.idle_entry_extra_ns = 0;
   if (stop && !rq.tick_stopped) c += cost(m_.costs.nohz_stop_tick_ns);
   run_steps(rq, {{KernelPath::IdleEntry, c}}, [this, &rq, state, stop] {
     if (!rq.pending_irqs.empty()) {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,7 @@ struct Rq {
   bool polling = false;         // TIF_POLLING_NRFLAG of the idle task
   bool ttwu_pending = false;
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
+  std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
   int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
   bool spin_end_requested = false;
@@ -128,6 +130,7 @@ struct Rq {
   Time wake_stamp;
   std::vector<int64_t> idle_history;  // menu governor: recent idle durations (ns)
   bool last_idle_state = true;        // IDLE_CPUMASK: last value written to the mask
+  int64_t idle_entry_extra_ns = 0;    // work owed by do_idle() to the next idle entry step
 
   std::vector<SchedDomain> sd;  // bottom-up
   int llc = 0;
@@ -137,6 +140,13 @@ struct Rq {
 struct KernelOptions {
   uint64_t seed = 1;
   trace::TraceSink* sink = nullptr;
+  bool check = false;  // check invariants after every event (--check)
+};
+
+// The sanity checker found the model in an impossible state (a bug in the model).
+class CheckError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct TaskOptions {
@@ -248,7 +258,7 @@ class Kernel {
   void poll_time_limit(int cpu);
   void exit_idle_loop(Rq& rq);
   void record_idle(Rq& rq, int64_t ns);
-  void update_idle_cpumask(Rq& rq, bool idle);
+  int64_t update_idle_cpumask(Rq& rq, bool idle);
 
   // smp.cpp
   int64_t send_ipi(int from, int to, IpiKind kind, int64_t offset);
@@ -278,6 +288,12 @@ class Kernel {
 
   // topology.cpp
   void build_sched_domains();
+
+  // check.cpp
+  void check_invariants();
+  [[noreturn]] void check_fail(int cpu, const Task* t, const std::string& what) const;
+  Time last_check_;
+  std::vector<char> wasting_;
 
   const machine::Machine m_;
   Features f_;

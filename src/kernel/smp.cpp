@@ -104,8 +104,11 @@ std::vector<KernelStep> Kernel::flush_smp_call_function_queue(Rq& rq) {
     list.swap(rq.wake_list);
     int64_t c = 0;
     for (size_t i = 0; i < list.size(); ++i) c += cost(m_.costs.enqueue_ns);
+    rq.ttwu_inflight.insert(rq.ttwu_inflight.end(), list.begin(), list.end());
     steps.push_back({KernelPath::TtwuPending, c, [this, cpu, list] {
                        Rq& r = rqs_[cpu];
+                       r.ttwu_inflight.erase(r.ttwu_inflight.begin(),
+                                             r.ttwu_inflight.begin() + list.size());
                        for (Task* p : list) {
                          if (p->state == TaskState::Dead) continue;
                          ttwu_do_activate(cpu, r, p, 0);

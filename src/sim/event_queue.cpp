@@ -54,6 +54,7 @@ void EventQueue::run(Time until) {
       free_.push_back(e.slot);
       ++events_run_;
       fn();
+      if (after_each_) after_each_();
     } else {
       s.gen++;
       free_.push_back(e.slot);

@@ -30,6 +30,8 @@ class EventQueue {
   // Runs events until the queue is empty, stop() is called, or the next event is after `until`.
   void run(Time until = Time::max());
   void stop() { stopped_ = true; }
+  // Called after every event (used by the sanity checker); empty = nothing.
+  void set_after_each(Fn fn) { after_each_ = std::move(fn); }
   uint64_t events_run() const { return events_run_; }
   size_t size() const { return heap_.size(); }
 
@@ -54,6 +56,7 @@ class EventQueue {
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
   bool stopped_ = false;
+  Fn after_each_;
 };
 
 }  // namespace schedlab::sim

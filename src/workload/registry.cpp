@@ -1,10 +1,16 @@
 // Benchmark command lines -> workloads, with each real tool's flags and defaults.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "workload/hackbench.hpp"
+#include "workload/ipistorm.hpp"
+#include "workload/netperf.hpp"
+#include "workload/schbench.hpp"
+#include "workload/tbench.hpp"
 #include "workload/perf_pipe.hpp"
+#include "workload/options.hpp"
 #include "workload/workload.hpp"
 
 namespace schedlab::workload {
@@ -31,32 +37,21 @@ long long parse_count(const std::string& flag, const std::string& value, long lo
   return v;
 }
 
-namespace {
-
-// A small getopt: short flags with attached or separate values (-g4, -g 4), long flags with
-// '=' or a separate value (--groups=4, --groups 4).
-struct OptSpec {
-  char short_name;
-  const char* long_name;
-  bool takes_value;
-};
-
-struct ParsedOpt {
-  const OptSpec* spec;
-  std::string flag;   // as written
-  std::string value;
-};
-
 std::vector<ParsedOpt> getopt(const std::string& tool, const std::vector<std::string>& args,
                               const std::vector<OptSpec>& specs,
                               std::vector<std::string>* positional) {
   std::vector<ParsedOpt> out;
+  bool only_positional = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const OptSpec* s = nullptr;
     std::string value;
     bool has_value = false;
-    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+    if (!only_positional && a == "--") {
+      only_positional = true;
+      continue;
+    }
+    if (!only_positional && a.rfind("--", 0) == 0 && a.size() > 2) {
       std::string name = a.substr(2);
       auto eq = name.find('=');
       if (eq != std::string::npos) {
@@ -67,9 +62,10 @@ std::vector<ParsedOpt> getopt(const std::string& tool, const std::vector<std::st
       for (const auto& sp : specs)
         if (sp.long_name && name == sp.long_name) s = &sp;
       if (!s) throw WorkloadError(fmt::format("{}: unknown option '--{}'", tool, name));
-    } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+    } else if (!only_positional && a.size() >= 2 && a[0] == '-' && a[1] != '-' &&
+               !(a[1] >= '0' && a[1] <= '9')) {
       for (const auto& sp : specs)
-        if (sp.short_name == a[1]) s = &sp;
+        if (sp.short_name != 0 && sp.short_name == a[1]) s = &sp;
       if (!s) throw WorkloadError(fmt::format("{}: unknown option '-{}'", tool, a[1]));
       if (a.size() > 2) {
         if (!s->takes_value)
@@ -94,6 +90,49 @@ std::vector<ParsedOpt> getopt(const std::string& tool, const std::vector<std::st
   }
   return out;
 }
+
+std::vector<int> parse_cpulist(const std::string& flag, const std::string& value, int nr_cpus) {
+  if (value.empty()) throw WorkloadError(fmt::format("{}: empty CPU list", flag));
+  std::vector<bool> set(static_cast<size_t>(nr_cpus), false);
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t comma = value.find(',', pos);
+    std::string item = value.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    auto dash = item.find('-');
+    std::string a = item.substr(0, dash);
+    std::string b = dash == std::string::npos ? a : item.substr(dash + 1);
+    auto num = [&](const std::string& x) {
+      if (x.empty() || x.find_first_not_of("0123456789") != std::string::npos || x.size() > 9)
+        throw WorkloadError(fmt::format("{}: bad CPU list '{}'", flag, value));
+      return std::stoi(x);
+    };
+    int lo = num(a), hi = num(b);
+    if (lo > hi) throw WorkloadError(fmt::format("{}: bad CPU range '{}'", flag, item));
+    if (hi >= nr_cpus)
+      throw WorkloadError(fmt::format("{}: CPU {} is beyond the machine ({} CPUs)", flag, hi, nr_cpus));
+    for (int c = lo; c <= hi; ++c) set[static_cast<size_t>(c)] = true;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  std::vector<int> out;
+  for (int c = 0; c < nr_cpus; ++c)
+    if (set[static_cast<size_t>(c)]) out.push_back(c);
+  return out;
+}
+
+double parse_number(const std::string& flag, const std::string& value, double min, double max) {
+  if (value.empty()) throw WorkloadError(fmt::format("{}: missing value", flag));
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(value.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !(v == v))
+    throw WorkloadError(fmt::format("{}: '{}' is not a number", flag, value));
+  if (v < min || v > max)
+    throw WorkloadError(fmt::format("{}: {} is out of range [{}, {}]", flag, value, min, max));
+  return v;
+}
+
+namespace {
 
 std::unique_ptr<Workload> parse_hackbench(const std::vector<std::string>& args) {
   static const std::vector<OptSpec> specs = {
@@ -160,6 +199,21 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "rt-tests hackbench: groups of senders/receivers over sockets or pipes; prints Time:"},
       {"perf bench sched pipe", "perf bench [-f simple] sched pipe [-l LOOPS] [-T]",
        "two tasks ping-pong over two pipes; prints usecs/op and ops/sec"},
+      {"ipistorm",
+       "[insmod ipistorm.ko] ipistorm [numipi=N] [single=1] [offset=O] [cpulist=C] [wait=0|1] [delay=US]",
+       "kthreads on cpulist send numipi call-function IPIs each to idle CPU cpu+offset; prints Time:"},
+      {"tbench", "tbench [-t|--timelimit SECONDS] [-c LOADFILE] [-T OPTS] NPROCS [SERVER]",
+       "dbench 4.00 tbench: NPROCS client/server pairs replay the loadfile over loopback TCP; "
+       "warm-up timelimit/5, then timelimit seconds; prints Throughput MB/sec"},
+      {"schbench",
+       "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-s SLEEP_USEC] [-n OPS] [-F KB] [-L] [-C] "
+       "[-R RPS] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME]",
+       "schbench (2023+): message threads wake workers via futexes; usleep + matrix math under a "
+       "per-CPU lock; prints wakeup/request latency percentiles and average rps"},
+      {"netperf",
+       "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
+       "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
+       "extension); prints netperf's TCP_RR table (Trans. Rate per sec)"},
   };
   return w;
 }
@@ -172,6 +226,16 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   if (tool == "hackbench") return parse_hackbench(args);
   if (tool == "perf") return parse_perf(args);
+  if (tool == "tbench") return std::make_unique<Tbench>(parse_tbench_options(args));
+  if (tool == "schbench") return std::make_unique<Schbench>(parse_schbench_options(args, nr_cpus));
+  if (tool == "netperf") return std::make_unique<Netperf>(parse_netperf_options(args, nr_cpus));
+  if (tool == "insmod") {
+    if (args.empty() || !(args[0] == "ipistorm.ko" || args[0].ends_with("/ipistorm.ko")))
+      throw WorkloadError("insmod: only 'insmod ipistorm.ko ...' is modeled");
+    return std::make_unique<Ipistorm>(parse_ipistorm_options(args, nr_cpus));
+  }
+  if (tool == "ipistorm" || tool == "ipistorm.ko")
+    return std::make_unique<Ipistorm>(parse_ipistorm_options(args, nr_cpus));
   std::string known;
   for (const auto& w : list_workloads()) known += (known.empty() ? "" : ", ") + w.name;
   throw WorkloadError(fmt::format("unknown benchmark '{}' (known: {})", argv[0], known));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -247,4 +248,24 @@ TEST_F(cliCompare, MissingFileAndSingleFileAreRejected) {
   write("a.txt", base_);
   expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file");
   expect_usage_error(run("a.txt"), "compare needs at least two sample files (FILE_A FILE_B ...)");
+}
+
+TEST_F(cliCompare, SampleStdAndQuantileMethodOptions) {
+  write("a.txt", "2\n4\n4\n4\n5\n5\n7\n9\n");
+  write("b.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+  auto pop = run("--format json a.txt b.txt");
+  ASSERT_EQ(pop.status, 0) << pop.err;
+  auto d = nlohmann::json::parse(pop.out);
+  EXPECT_EQ(d["metrics"][0]["sets"][0]["std"], 2.0);
+  EXPECT_EQ(d["metrics"][0]["sets"][1]["q90"], 9.1);  // h = 8.1 between 9 and 10
+  auto smp = run("--sample-std --quantile-method inverted_cdf --format json a.txt b.txt");
+  ASSERT_EQ(smp.status, 0) << smp.err;
+  d = nlohmann::json::parse(smp.out);
+  EXPECT_DOUBLE_EQ(d["metrics"][0]["sets"][0]["std"].get<double>(), std::sqrt(32.0 / 7.0));
+  EXPECT_EQ(d["metrics"][0]["sets"][1]["q90"], 9.0);  // 9th of 10 values
+  EXPECT_EQ(d["options"]["std"], "sample");
+  EXPECT_EQ(d["options"]["quantile_method"], "inverted_cdf");
+  expect_usage_error(run("--quantile-method type7 a.txt b.txt"),
+                     "unknown quantile method 'type7' (use linear, lower, higher, nearest, "
+                     "midpoint or inverted_cdf)");
 }

@@ -43,7 +43,7 @@ void expect_golden(const std::string& name, const std::string& actual) {
   const std::string path = golden_path(name);
   if (const char* u = std::getenv("SCHEDLAB_UPDATE_GOLDEN"); u && std::string(u) == "1") {
     std::ofstream(path, std::ios::binary) << actual;
-    return;
+    GTEST_SKIP() << "rewrote " << path;
   }
   const std::string expected = read_file(path);
   ASSERT_FALSE(expected.empty()) << "missing golden file " << path;
@@ -197,4 +197,20 @@ TEST(reportMisc, ZeroBaseMeanIsUndefinedNotInfinite) {
   EXPECT_NE(r.verdicts[0].text.find("undefined"), std::string::npos);
   auto doc = nlohmann::json::parse(render({m}, Format::Json));
   EXPECT_TRUE(doc["metrics"][0]["sets"][1]["pct_imp"].is_null());
+}
+
+TEST(reportText, TinyValuesSwitchToScientificNotation) {
+  Metric m{"t", "s", Direction::LowerIsBetter,
+           {{"a", {0.000123, 0.000125, 0.000119}}, {"b", {0.000101, 0.000099, 0.000104}}}};
+  auto text = render({m}, Format::Text);
+  EXPECT_NE(text.find("Amean       1.2233e-04 (   0.00%)  1.0133e-04 (  17.17%)"), std::string::npos)
+      << text;
+  Metric big{"t", "s", Direction::LowerIsBetter, {{"a", {0.5, 0.25}}, {"b", {0.5, 0.75}}}};
+  EXPECT_NE(render({big}, Format::Text).find("0.3750"), std::string::npos);
+}
+
+TEST(reportText, EqualMeansSayEqual) {
+  Metric m{"x", "", Direction::HigherIsBetter, {{"a", {1, 3}}, {"b", {2, 2}}}};
+  auto r = analyze(m);
+  EXPECT_EQ(r.verdicts.at(0).text, "b is equal to a in mean (KS p=1.0000, difference not significant at 5%)");
 }

@@ -1,0 +1,233 @@
+// netperf -t TCP_RR over loopback: each instance is one client task (netperf) and one server
+// task (the netserver child serving the data connection) ping-ponging REQ/RESP-byte messages,
+// one transaction in flight. Several concurrent instances (mmtests' NR_PAIRS, AMD's 1..N
+// clients) are one command here: --instances=N.
+#include "workload/netperf.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "workload/options.hpp"
+#include "workload/program.hpp"
+
+namespace schedlab::workload {
+
+namespace {
+
+struct Pair {
+  Channel to_server, to_client;
+  int64_t transactions = 0;  // completed by the client (counted until the end of the test)
+};
+
+struct Shared {
+  bool running = true, finished = false;
+  sim::Time t0, t1;
+};
+
+class RrClient : public Program {
+ public:
+  RrClient(Pair* p, int64_t req, int64_t resp, ChannelCosts c, Shared* sh)
+      : p_(p), req_(req), resp_(resp), c_(c), sh_(sh) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    if (!sent_) {
+      if (write(p_->to_server, req_, c_, self)) sent_ = true;
+      return;
+    }
+    if (read(p_->to_client, c_, self)) {
+      sent_ = false;
+      push([this](Kernel&, Task&) {
+        if (sh_->running) ++p_->transactions;
+      });
+    }
+  }
+
+ private:
+  Pair* p_;
+  int64_t req_, resp_;
+  ChannelCosts c_;
+  Shared* sh_;
+  bool sent_ = false;
+};
+
+class RrServer : public Program {
+ public:
+  RrServer(Pair* p, int64_t resp, ChannelCosts c) : p_(p), resp_(resp), c_(c) {}
+
+ protected:
+  void step(Kernel& k, Task& self) override {
+    if (!have_) {
+      if (read(p_->to_server, c_, self)) have_ = true;
+      return;
+    }
+    if (write(p_->to_client, resp_, c_, self)) have_ = false;
+  }
+
+ private:
+  Pair* p_;
+  int64_t resp_;
+  ChannelCosts c_;
+  bool have_ = false;
+};
+
+// netperf's -r sizespec: "A" sets both, "A," only the request, ",B" only the response.
+void parse_sizes(const std::string& flag, const std::string& v, int64_t& req, int64_t& resp) {
+  auto comma = v.find(',');
+  if (comma == std::string::npos) {
+    req = resp = parse_count(flag, v, 1, 1 << 26);
+    return;
+  }
+  std::string a = v.substr(0, comma), b = v.substr(comma + 1);
+  if (a.empty() && b.empty()) throw WorkloadError(fmt::format("{}: empty size '{}'", flag, v));
+  if (!a.empty()) req = parse_count(flag, a, 1, 1 << 26);
+  if (!b.empty()) resp = parse_count(flag, b, 1, 1 << 26);
+}
+
+}  // namespace
+
+NetperfOptions parse_netperf_options(const std::vector<std::string>& args, int nr_cpus) {
+  NetperfOptions o;
+  std::vector<std::string> global, test;
+  auto dd = std::find(args.begin(), args.end(), "--");
+  global.assign(args.begin(), dd);
+  if (dd != args.end()) test.assign(dd + 1, args.end());
+  static const std::vector<OptSpec> gspecs = {
+      {'t', "testname", true}, {'l', "length", true},    {'H', "host", true},
+      {'L', "local", true},    {'T', "cpu-binding", true}, {'P', "print-headers", true},
+      {0, "instances", true},
+  };
+  for (const auto& po : getopt("netperf", global, gspecs, nullptr)) {
+    switch (po.spec->short_name) {
+      case 't':
+        if (po.value != "TCP_RR")
+          throw WorkloadError(fmt::format("netperf: -t {}: only TCP_RR is modeled", po.value));
+        o.test = po.value;
+        break;
+      case 'l': {
+        long long l = parse_count(po.flag, po.value, -1000000000LL, 100000);
+        if (l <= 0)
+          throw WorkloadError(fmt::format(
+              "netperf: {} {}: only a positive test length in seconds is modeled", po.flag, po.value));
+        o.seconds = static_cast<int>(l);
+        break;
+      }
+      case 'H': o.host = po.value; break;
+      case 'L': break;  // local address: the model is loopback anyway
+      case 'T': {
+        // -T lcpu,rcpu ("N" binds both, "N," only local, ",M" only remote).
+        auto comma = po.value.find(',');
+        std::string a = po.value.substr(0, comma);
+        std::string b = comma == std::string::npos ? a : po.value.substr(comma + 1);
+        if (!a.empty()) o.lcpu = static_cast<int>(parse_count(po.flag, a, 0, nr_cpus - 1));
+        if (!b.empty()) o.rcpu = static_cast<int>(parse_count(po.flag, b, 0, nr_cpus - 1));
+        break;
+      }
+      case 'P': o.banner = parse_count(po.flag, po.value, 0, 1) != 0; break;
+      case 0: o.instances = static_cast<int>(parse_count(po.flag, po.value, 1, 65536)); break;
+    }
+  }
+  static const std::vector<OptSpec> tspecs = {{'r', "request-response", true}, {'D', nullptr, false}};
+  for (const auto& po : getopt("netperf TCP_RR", test, tspecs, nullptr)) {
+    if (po.spec->short_name == 'r') parse_sizes(po.flag, po.value, o.req, o.resp);
+    // -D (TCP_NODELAY): the model sends every message at once anyway.
+  }
+  return o;
+}
+
+struct Netperf::State {
+  Shared sh;
+  std::vector<std::unique_ptr<Pair>> pairs;
+};
+
+Netperf::Netperf(const NetperfOptions& o) : o_(o), st_(std::make_unique<State>()) {}
+Netperf::~Netperf() = default;
+
+void Netperf::setup(Kernel& k) {
+  const auto& c = k.machine().costs;
+  ChannelCosts tcp{c.tcp_send_ns, c.tcp_recv_ns, c.tcp_copy_ns_per_kb};
+  st_->sh.t0 = k.now();
+  for (int i = 0; i < o_.instances; ++i) {
+    auto p = std::make_unique<Pair>();
+    // netserver forks the server child; the shell forks netperf. Both start on CPU 0 and are
+    // placed by fork balancing unless -T binds them.
+    kernel::TaskOptions so;
+    if (o_.rcpu >= 0) so.cpus = {o_.rcpu};
+    so.fork_cpu = 0;
+    k.create_task("netserver", std::make_unique<RrServer>(p.get(), o_.resp, tcp), so);
+    kernel::TaskOptions co;
+    if (o_.lcpu >= 0) co.cpus = {o_.lcpu};
+    co.fork_cpu = 0;
+    k.create_task("netperf", std::make_unique<RrClient>(p.get(), o_.req, o_.resp, tcp, &st_->sh),
+                  co);
+    st_->pairs.push_back(std::move(p));
+  }
+  Shared* sh = &st_->sh;
+  k.events().after(sim::Time::sec(o_.seconds), [sh, &k] {
+    sh->running = false;
+    sh->finished = true;
+    sh->t1 = k.now();
+    k.stop();
+  });
+}
+
+bool Netperf::finished() const { return st_->sh.finished; }
+
+sim::Time Netperf::time_limit() const { return sim::Time::sec(o_.seconds + 1); }
+
+std::vector<double> Netperf::rates() const {
+  std::vector<double> r;
+  double secs = (st_->sh.t1 - st_->sh.t0).seconds();
+  for (const auto& p : st_->pairs)
+    r.push_back(secs > 0 ? static_cast<double>(p->transactions) / secs : 0);
+  return r;
+}
+
+std::string Netperf::report() const {
+  // Socket sizes: what getsockopt() reports for a fresh loopback socket under Linux's default
+  // tcp_wmem/tcp_rmem (16384 / 131072).
+  constexpr int kSndBuf = 16384, kRcvBuf = 131072;
+  // netperf prints the resolved address in parentheses for a name, nothing for a literal.
+  bool literal = o_.host.find_first_not_of("0123456789.:") == std::string::npos;
+  std::string ip = literal ? "" : o_.host == "localhost" ? "127.0.0.1" : o_.host;
+  std::string bind = (o_.lcpu >= 0 || o_.rcpu >= 0) ? " : cpu bind" : "";
+  std::string out;
+  double secs = (st_->sh.t1 - st_->sh.t0).seconds();
+  auto r = rates();
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (o_.banner) {
+      out += fmt::format(
+          "MIGRATED TCP REQUEST/RESPONSE TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to {} ({}) "
+          "port 0 AF_INET : first burst 0{}\n",
+          o_.host, ip, bind);
+      out += "Local /Remote\n";
+      out += "Socket Size   Request  Resp.   Elapsed  Trans.\n";
+      out += "Send   Recv   Size     Size    Time     Rate         \n";
+      out += "bytes  Bytes  bytes    bytes   secs.    per sec   \n\n";
+    }
+    out += fmt::format("{:<6d} {:<6d} {:<6d}   {:<6d}  {:<6.2f}   {:7.2f}   \n", kSndBuf, kRcvBuf,
+                       o_.req, o_.resp, secs, r[i]);
+    out += fmt::format("{:<6d} {:<6d}\n", kSndBuf, kRcvBuf);
+    if (o_.banner) out += "\n";
+  }
+  if (r.size() > 1) {
+    double total = std::accumulate(r.begin(), r.end(), 0.0);
+    out += fmt::format("# schedlab: {} instances: total {:.2f} Trans/s, per instance {:.2f} (min {:.2f}, max {:.2f})\n",
+                       r.size(), total, total / r.size(), *std::min_element(r.begin(), r.end()),
+                       *std::max_element(r.begin(), r.end()));
+  }
+  return out;
+}
+
+std::vector<Metric> Netperf::metrics() const {
+  auto r = rates();
+  double total = std::accumulate(r.begin(), r.end(), 0.0);
+  double mn = r.empty() ? 0 : *std::min_element(r.begin(), r.end());
+  return {{"trans_rate", "trans/s", total, true},
+          {"trans_rate_per_instance", "trans/s", r.empty() ? 0 : total / r.size(), true},
+          {"trans_rate_min_instance", "trans/s", mn, true}};
+}
+
+}  // namespace schedlab::workload

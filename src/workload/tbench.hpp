@@ -1,0 +1,37 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workload/workload.hpp"
+
+namespace schedlab::workload {
+
+struct TbenchOptions {
+  int nprocs = 1;               // NPROCS (required)
+  std::string server = "localhost";  // SERVER (the model is always loopback)
+  int timelimit = 600;          // -t/--timelimit seconds (warm-up timelimit/5 comes first)
+  std::string loadfile = "/usr/share/dbench/client.txt";  // -c (only the default is modeled)
+  int warmup() const { return timelimit / 5; }
+};
+
+TbenchOptions parse_tbench_options(const std::vector<std::string>& args);
+
+class Tbench : public Workload {
+ public:
+  explicit Tbench(const TbenchOptions& o);
+  ~Tbench() override;
+  void setup(kernel::Kernel& k) override;
+  bool finished() const override;
+  std::string report() const override;
+  std::vector<Metric> metrics() const override;
+  sim::Time time_limit() const override;
+  double throughput_mbs() const;
+
+ private:
+  struct State;
+  TbenchOptions o_;
+  std::unique_ptr<State> st_;
+};
+
+}  // namespace schedlab::workload

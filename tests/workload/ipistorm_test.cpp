@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "../common/fixture.hpp"
+#include "run_helper.hpp"
+#include "workload/ipistorm.hpp"
+
+using namespace schedlab;
+using wltest::parse_error;
+using wltest::run_workload;
+
+TEST(Ipistorm, Defaults) {
+  auto o = workload::parse_ipistorm_options({}, 4);
+  EXPECT_EQ(o.numipi, 100000);
+  EXPECT_TRUE(o.single);
+  EXPECT_EQ(o.offset, 1);
+  EXPECT_EQ(o.cpulist, std::vector<int>{0});
+  EXPECT_TRUE(o.wait);
+  EXPECT_EQ(o.delay_us, 0);
+}
+
+TEST(Ipistorm, ParsesModuleParameters) {
+  auto o = workload::parse_ipistorm_options(
+      {"ipistorm.ko", "numipi=50", "single=1", "offset=2", "cpulist=0,2-3", "wait=0", "delay=5"}, 8);
+  EXPECT_EQ(o.numipi, 50);
+  EXPECT_EQ(o.offset, 2);
+  EXPECT_EQ(o.cpulist, (std::vector<int>{0, 2, 3}));
+  EXPECT_FALSE(o.wait);
+  EXPECT_EQ(o.delay_us, 5);
+  EXPECT_EQ(parse_error({"insmod", "ipistorm.ko", "numipi=10", "cpulist=1"}), "");
+  EXPECT_EQ(parse_error({"ipistorm", "numipi=10"}), "");
+}
+
+TEST(Ipistorm, BadParametersNameTheParameter) {
+  EXPECT_NE(parse_error({"ipistorm", "bogus=1"}).find("bogus"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "numipi=abc"}).find("numipi"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "numipi=0"}).find("numipi"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "cpulist=4"}, 4).find("cpulist"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "cpulist=3-1"}, 4).find("cpulist"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "cpulist=a"}, 4).find("cpulist"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "wait=maybe"}).find("wait"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "single=0"}).find("single"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "offset=-1"}).find("offset"), std::string::npos);
+  EXPECT_NE(parse_error({"ipistorm", "numipi"}).find("numipi"), std::string::npos);
+  EXPECT_NE(parse_error({"insmod", "other.ko"}).find("insmod"), std::string::npos);
+}
+
+TEST(Ipistorm, RunsEveryCallOnTheTargetAndReportsTime) {
+  auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=2000", "cpulist=0,1"});
+  ASSERT_TRUE(r.w->finished());
+  EXPECT_EQ(r.k->total().csd_run, 4000);
+  EXPECT_EQ(r.k->rq(1).c.csd_run + r.k->rq(2).c.csd_run, 4000);
+  std::string rep = r.w->report();
+  EXPECT_TRUE(std::regex_search(rep, std::regex("(^|\n)Time: \\d+\\.\\d{3}\n"))) << rep;
+  EXPECT_TRUE(std::regex_search(rep, std::regex("ipistorm: 0 -> 1\nipistorm: 1 -> 2\n"))) << rep;
+  for (const auto& m : r.w->metrics()) {
+    EXPECT_GT(m.value, 0) << m.name;
+    EXPECT_FALSE(m.higher_is_better) << m.name;
+  }
+}
+
+// With delay= the target is fully back in idle when each call comes.
+TEST(Ipistorm, PollingIdleTargetGetsNoIpis) {
+  // Every idle state of the test machine is polling (POLL, MWAIT C1/C6).
+  auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=300", "delay=20"});
+  ASSERT_TRUE(r.w->finished());
+  auto t = r.k->total();
+  EXPECT_EQ(t.csd_run, 300);
+  EXPECT_EQ(t.ipi_sent[1], 0);
+  EXPECT_EQ(t.wake_polling_no_ipi, 300);
+}
+
+TEST(Ipistorm, NonPollingIdleTargetGetsAnIpiPerCall) {
+  auto m = fixture::test_machine();
+  machine::disable_idle_states(m, {"POLL", "C1", "C6"});
+  auto r = run_workload(m, {"ipistorm", "numipi=300", "delay=20"});
+  ASSERT_TRUE(r.w->finished());
+  auto t = r.k->total();
+  EXPECT_EQ(t.csd_run, 300);
+  EXPECT_EQ(t.ipi_sent[1], 300);
+  EXPECT_EQ(r.k->rq(1).c.ipi_received[1], 300);
+  EXPECT_EQ(t.wake_polling_no_ipi, 0);
+}
+
+// Back to back (wait=1, no delay) each call finds the target either polling (a need_resched
+// kick, then schedule_idle() with polling cleared) or not (inside that schedule_idle(), or in a
+// non-polling state): a real IPI. Every call is exactly one of the two.
+TEST(Ipistorm, BackToBackCallsAreKicksOrIpis) {
+  for (bool disable : {false, true}) {
+    auto m = fixture::test_machine();
+    if (disable) machine::disable_idle_states(m, {"POLL", "C1", "C6"});
+    auto r = run_workload(m, {"ipistorm", "numipi=1000"});
+    ASSERT_TRUE(r.w->finished());
+    auto t = r.k->total();
+    EXPECT_EQ(t.csd_run, 1000);
+    EXPECT_EQ(t.ipi_sent[1] + t.wake_polling_no_ipi, 1000) << disable;
+    EXPECT_GT(t.wake_polling_no_ipi, 0) << disable;
+    EXPECT_GT(t.ipi_sent[1], 0) << disable;
+  }
+}
+
+TEST(Ipistorm, DelayAndNoWaitFinish) {
+  auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=100", "delay=10", "wait=0"});
+  ASSERT_TRUE(r.w->finished());
+  EXPECT_EQ(r.k->total().csd_run, 100);
+  // 100 sleeps of 10 us each at least.
+  EXPECT_GE(wltest::metric(*r.w, "time"), 100 * 10e-6);
+}
+
+TEST(Ipistorm, Deterministic) {
+  auto a = run_workload(fixture::test_machine(), {"ipistorm", "numipi=500", "cpulist=0-3"});
+  auto b = run_workload(fixture::test_machine(), {"ipistorm", "numipi=500", "cpulist=0-3"});
+  EXPECT_EQ(a.w->report(), b.w->report());
+  EXPECT_EQ(a.k->end_time(), b.k->end_time());
+}
