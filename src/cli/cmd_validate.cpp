@@ -1,6 +1,102 @@
-// Placeholder until the `validate` command lands (see its issue); registers nothing.
+// `schedlab validate`: the model against the real kernel of this machine (docs/validation.md).
+// Parsing and printing only; the work is in experiment/validate.cpp.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "cli/commands.hpp"
+#include "experiment/validate.hpp"
+#include "host/bench.hpp"
+#include "host/probe.hpp"
 
 namespace schedlab::cli {
-void register_validate(CLI::App&) {}
+namespace {
+
+struct ValidateArgs {
+  experiment::ValidateOptions opt;
+  std::string output = "validation.txt";
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The output file's format, from its extension.
+report::Format format_for(const std::string& path) {
+  if (ends_with(path, ".md")) return report::Format::Markdown;
+  if (ends_with(path, ".json")) return report::Format::Json;
+  if (ends_with(path, ".csv")) return report::Format::Csv;
+  return report::Format::Text;
+}
+
+void run_validate(ValidateArgs& a) {
+  auto line_open = std::make_shared<bool>(false);  // a "[i/n] command ..." line awaits its result
+  a.opt.progress = [line_open](int i, int n, const experiment::ValidationCase& c,
+                               const experiment::CaseResult* done) {
+    *line_open = !done;
+    if (!done) {
+      fmt::print(stderr, "[{}/{}] {} ...", i + 1, n, host::join_command(c.argv));
+    } else {
+      fmt::print(stderr, " real {:.6g}, sim {:.6g} {} ({:+.1f}%)\n", done->real_s.mean, done->sim_s.mean, c.unit,
+                 done->error_pct);
+    }
+    std::fflush(stderr);
+  };
+  experiment::ValidationReport r;
+  try {
+    r = experiment::validate(a.opt);
+  } catch (const host::HostError& e) {
+    if (*line_open) fmt::print(stderr, "\n");
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    if (*line_open) fmt::print(stderr, "\n");
+    throw UsageError(e.what());
+  } catch (...) {
+    if (*line_open) fmt::print(stderr, "\n");
+    throw;
+  }
+  for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
+  const std::string table = experiment::render_validation(r, report::Format::Text);
+  if (a.output == "-") {
+    std::fwrite(table.data(), 1, table.size(), stdout);
+    return;
+  }
+  try {
+    host::write_file_atomic(a.output, experiment::render_validation(r, format_for(a.output)));
+  } catch (const host::HostError& e) {
+    throw UsageError(e.what());
+  }
+  std::fwrite(table.data(), 1, table.size(), stdout);
+  fmt::print("wrote {}\n", a.output);
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "Compare the model with the real kernel here: hackbench (pipe/socket, thread/process, 1-2 groups, -l 200) "
+      "and perf bench sched pipe (-l 20000, process and -T), N real runs vs N simulated seeds on the host profile");
+  cmd->add_option("--runs,-n", args->opt.runs, "Real runs and simulated seeds per case")->capture_default_str();
+  cmd->add_option("--output,-o", args->output,
+                  "Report file (written atomically; .md = markdown, .json = JSON with every sample, .csv = CSV, "
+                  "else text; '-' = text on stdout only)")
+      ->capture_default_str();
+  cmd->add_option("--machine", args->opt.machine,
+                  "Profile to simulate: `host` (written by `schedlab host probe|calibrate`) or a .toml path")
+      ->capture_default_str();
+  cmd->add_flag("--quick", args->opt.quick, "Tiny loop counts (hackbench -l 10, perf pipe -l 1000), for tests");
+  cmd->add_option("--set", args->opt.sets,
+                  "Override a profile parameter in the simulated runs only: KEY=VALUE (repeatable; for "
+                  "sensitivity studies, not for fitting)");
+  cmd->add_option("--only", args->opt.only, "Run only the cases whose name or command contains this text");
+  cmd->callback([args] { run_validate(*args); });
+}
+
 }  // namespace schedlab::cli

@@ -26,7 +26,9 @@ uint64_t parse_seed(const std::string& v) {
 }
 
 void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable) {
-  cmd->add_option("--machine", spec.machine, "machine profile name or path to a .toml file")
+  cmd->add_option("--machine", spec.machine,
+                  "machine profile name, path to a .toml file, or `host` (this machine's profile, written by "
+                  "`schedlab host probe|calibrate`)")
       ->capture_default_str();
   cmd->add_option("--features", spec.features,
                   "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");

@@ -2,15 +2,37 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
+#include "host/probe.hpp"
 #include "trace/writers.hpp"
 
 namespace schedlab::experiment {
 
+std::string resolve_machine(const std::string& name) {
+  if (name != kHostMachine) return name;
+  std::string path = host::default_host_profile_path();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw machine::ProfileError(fmt::format("--machine host: no profile at {}; run 'schedlab host probe' (and "
+                                            "'schedlab host calibrate') first",
+                                            path));
+  return path;
+}
+
 machine::Machine load_machine(const RunSpec& spec) {
-  machine::Machine m = machine::load_profile(spec.machine);
+  machine::Machine m;
+  try {
+    m = machine::load_profile(resolve_machine(spec.machine));
+  } catch (const machine::ProfileError& e) {
+    // The machine layer knows only profiles/; `host` is resolved here.
+    std::string what = e.what();
+    if (what.rfind("unknown machine '", 0) == 0)
+      throw machine::ProfileError(what + "; or 'host' for this machine's profile (`schedlab host probe`)");
+    throw;
+  }
   for (const auto& s : spec.sets) machine::apply_set(m, s);
   if (!spec.idle_disable.empty()) machine::disable_idle_states(m, spec.idle_disable);
   return m;

@@ -37,7 +37,12 @@ struct RunResult {
   int nr_cpus = 0;
 };
 
-// Loads the machine, applies --set and --idle-disable; throws machine::ProfileError.
+// `--machine host`: the profile `schedlab host probe|calibrate` wrote (host::default_host_profile_path()).
+inline constexpr const char* kHostMachine = "host";
+// The profile name or path to load for a --machine value: `host` becomes the host profile's path
+// (ProfileError saying to run `schedlab host probe` if it does not exist); anything else as is.
+std::string resolve_machine(const std::string& name);
+// Loads the machine (a built-in name, a .toml path, or `host`), applies --set and --idle-disable; throws machine::ProfileError.
 machine::Machine load_machine(const RunSpec& spec);
 // Parses features; throws std::invalid_argument.
 kernel::Features parse_features(const std::string& list);
