@@ -104,17 +104,8 @@ void Kernel::cpuidle_enter(Rq& rq) {
   rq.idle_entry_extra_ns = 0;
   if (stop && !rq.tick_stopped) c += cost(m_.costs.nohz_stop_tick_ns);
   run_steps(rq, {{KernelPath::IdleEntry, c}}, [this, &rq, state, stop] {
-    if (!rq.pending_irqs.empty()) {
-      process_pending_irqs(rq, [this, &rq] {
-        if (rq.need_resched)
-          exit_idle_loop(rq);
-        else
-          cpuidle_enter(rq);
-      });
-      return;
-    }
-    if (rq.need_resched) {  // a polling wakeup arrived while we were choosing
-      exit_idle_loop(rq);
+    if (!rq.pending_irqs.empty() || rq.need_resched) {  // e.g. a polling wakeup meanwhile
+      idle_loop_next(rq);
       return;
     }
     const int nst = static_cast<int>(m_.idle_states.size());
@@ -176,25 +167,24 @@ void Kernel::idle_wake(Rq& rq, Irq* irq) {
   if (irq) {
     Irq copy = *irq;
     run_steps(rq, std::move(steps), [this, &rq, copy] {
-      handle_irq(rq, copy, [this, &rq] {
-        if (!rq.pending_irqs.empty()) {
-          process_pending_irqs(rq, [this, &rq] {
-            if (rq.need_resched)
-              exit_idle_loop(rq);
-            else
-              cpuidle_enter(rq);
-          });
-          return;
-        }
-        if (rq.need_resched)
-          exit_idle_loop(rq);
-        else
-          cpuidle_enter(rq);
-      });
+      handle_irq(rq, copy, [this, &rq] { idle_loop_next(rq); });
     });
   } else {
     run_steps(rq, std::move(steps), [this, &rq] { exit_idle_loop(rq); });
   }
+}
+
+// The next turn of do_idle()'s loop: take interrupts that arrived meanwhile, then leave the loop
+// if need_resched is set, else choose and enter a state again.
+void Kernel::idle_loop_next(Rq& rq) {
+  if (!rq.pending_irqs.empty()) {
+    process_pending_irqs(rq, [this, &rq] { idle_loop_next(rq); });
+    return;
+  }
+  if (rq.need_resched)
+    exit_idle_loop(rq);
+  else
+    cpuidle_enter(rq);
 }
 
 // need_resched seen: clear polling, restart the tick, flush_smp_call_function_queue(), then

@@ -257,6 +257,7 @@ class Kernel {
   void idle_wake(Rq& rq, Irq* irq);
   void poll_time_limit(int cpu);
   void exit_idle_loop(Rq& rq);
+  void idle_loop_next(Rq& rq);
   void record_idle(Rq& rq, int64_t ns);
   int64_t update_idle_cpumask(Rq& rq, bool idle);
 

@@ -29,7 +29,9 @@ class Sender : public Program {
     if (i_ == loops_) {
       if (exited_) return;
       exited_ = true;
-      exit_sequence(k, self);
+      exit_after(exit_ns_, [this](Kernel&, Task&) {
+        if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
+      });
       return;
     }
     Channel& ch = (*chans_)[first_ + j_];
@@ -39,13 +41,6 @@ class Sender : public Program {
         ++i_;
       }
     }
-  }
-  void exit_sequence(Kernel& k, Task& self) {
-    push(Action::compute(exit_ns_));
-    push([this](Kernel&, Task&) {
-      if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
-    });
-    push(Action::exit());
   }
 
  private:
@@ -69,11 +64,9 @@ class Receiver : public Program {
     if (got_ == total_) {
       if (exited_) return;
       exited_ = true;
-      push(Action::compute(exit_ns_));
-      push([this](Kernel&, Task&) {
+      exit_after(exit_ns_, [this](Kernel&, Task&) {
         if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
       });
-      push(Action::exit());
       return;
     }
     if (read(*ch_, costs_, self)) ++got_;

@@ -16,10 +16,8 @@ namespace schedlab::workload {
 
 namespace {
 
-struct Shared {
-  int remaining = 0;
-  bool started = false, finished = false;
-  sim::Time t0, t1;
+struct Shared : Completion {
+  bool started = false;
 };
 
 class IpiThread : public Program {
@@ -41,14 +39,7 @@ class IpiThread : public Program {
     if (i_ == o_.numipi) {
       if (done_) return;
       done_ = true;
-      push([this](Kernel& k, Task&) {
-        if (--sh_->remaining == 0) {
-          sh_->t1 = k.now();
-          sh_->finished = true;
-          k.stop();
-        }
-      });
-      push(Action::exit());
+      exit_after(0, [this](Kernel& k, Task&) { sh_->one_done(k); });
       return;
     }
     ++i_;

@@ -9,11 +9,7 @@ namespace schedlab::workload {
 namespace {
 constexpr int64_t kTokenBytes = 4;  // sizeof(int)
 
-struct Shared {
-  sim::Time t0, t1;
-  int remaining = 2;
-  bool finished = false;
-};
+using Shared = Completion;
 
 // task 0 (the forked child): read p1, write p2. task 1 (the parent): write p1, read p2.
 class PipeWorker : public Program {
@@ -27,15 +23,7 @@ class PipeWorker : public Program {
     if (i_ == loops_) {
       if (done_) return;
       done_ = true;
-      push(Action::compute(exit_ns_));
-      push([this](Kernel& k, Task&) {
-        if (--sh_->remaining == 0) {
-          sh_->t1 = k.now();
-          sh_->finished = true;
-          k.stop();
-        }
-      });
-      push(Action::exit());
+      exit_after(exit_ns_, [this](Kernel& k, Task&) { sh_->one_done(k); });
       return;
     }
     bool first = id_ == 0 ? !wrote_read_ : true;
@@ -89,6 +77,7 @@ void PerfPipe::setup(Kernel& k) {
   st_->p1.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
   st_->p2.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
   st_->sh.t0 = k.now();
+  st_->sh.remaining = 2;
   kernel::TaskOptions o;
   auto* t1 = k.create_task("sched-pipe",
                            std::make_unique<PipeWorker>(1, &st_->p2, &st_->p1, o_.loops, pc,

@@ -14,6 +14,19 @@ using kernel::Action;
 using kernel::Kernel;
 using kernel::Task;
 
+// Counts down a benchmark's tasks: the last one to finish records the end time and stops the run.
+struct Completion {
+  int remaining = 0;
+  bool finished = false;
+  sim::Time t0, t1;
+  void one_done(Kernel& k) {
+    if (--remaining > 0) return;
+    t1 = k.now();
+    finished = true;
+    k.stop();
+  }
+};
+
 class Program : public kernel::Behavior {
  public:
   Action next(Kernel& k, Task& self) final {
@@ -38,6 +51,13 @@ class Program : public kernel::Behavior {
   void push(std::function<void(Kernel&, Task&)> fn) { queue_.push_back(Item{{}, std::move(fn)}); }
   // From inside a queued function: run this action next (in call order).
   void then(Action a) { inserted_.push_back(Item{a, nullptr}); }
+
+  // The end of a task: do_exit() work, then `last` (e.g. tell whoever waits), then exit.
+  void exit_after(int64_t exit_ns, std::function<void(Kernel&, Task&)> last) {
+    if (exit_ns > 0) push(Action::compute(exit_ns));
+    if (last) push(std::move(last));
+    push(Action::exit());
+  }
 
   // write(): block while full, then copy, publish and wake a blocked reader (WF_SYNC).
   // Returns false (and queues a Block) if the caller must retry after being woken.
