@@ -111,6 +111,7 @@ nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
   j["idle_total_ns"] = c.idle_total_ns();
   j["idle_usage"] = usage;
   j["context_switches"] = c.context_switches;
+  j["mm_switches"] = c.mm_switches;
   j["schedule_calls"] = c.schedule_calls;
   j["schedule_idle_calls"] = c.schedule_idle_calls;
   j["pick_next_task_calls"] = c.pick_next_task_calls;

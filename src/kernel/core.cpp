@@ -100,6 +100,7 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->policy = o.policy;
   p->rt_prio = o.rt_prio;
   p->behavior = std::move(b);
+  p->mm = o.mm < 0 ? p->pid : o.mm;
   p->slice = m_.tunables.base_slice_ns;
   if (!o.cpus.empty()) {
     p->allowed.assign(nr_cpus(), false);
@@ -238,7 +239,15 @@ void Kernel::schedule(Rq& rq, int mode) {
   }
   rq.need_resched = false;
   if (next != prev) {
-    steps.push_back({path, cost(m_.costs.context_switch_ns)});
+    int64_t cs = cost(m_.costs.context_switch_ns);
+    // switch_mm(): only when the next task brings another mm; switching to idle or a kernel
+    // thread keeps the old one loaded (lazy TLB), so coming back to it costs nothing extra.
+    if (next != rq.idle && next->mm != 0 && next->mm != rq.active_mm) {
+      cs += cost(m_.costs.switch_mm_ns);
+      rq.active_mm = next->mm;
+      rq.c.mm_switches++;
+    }
+    steps.push_back({path, cs});
     rq.c.context_switches++;
     if (sink_) {
       trace::PrevState ps = trace::PrevState::Running;

@@ -10,6 +10,7 @@ void CpuCounters::add(const CpuCounters& o) {
   for (size_t i = 0; i < o.idle_ns.size(); ++i) idle_ns[i] += o.idle_ns[i];
   for (size_t i = 0; i < o.idle_usage.size(); ++i) idle_usage[i] += o.idle_usage[i];
   context_switches += o.context_switches;
+  mm_switches += o.mm_switches;
   schedule_calls += o.schedule_calls;
   schedule_idle_calls += o.schedule_idle_calls;
   pick_next_task_calls += o.pick_next_task_calls;

@@ -21,6 +21,7 @@ struct CpuCounters {
   std::vector<int64_t> idle_usage;       // entries per state (cpuidle stateN/usage)
 
   int64_t context_switches = 0;          // rq->nr_switches
+  int64_t mm_switches = 0;               // switch_mm() to another address space
   int64_t schedule_calls = 0;            // __schedule() from schedule()/preemption
   int64_t schedule_idle_calls = 0;       // __schedule() from schedule_idle()
   int64_t pick_next_task_calls = 0;

@@ -86,6 +86,7 @@ struct Rq {
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
   int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
+  int active_mm = 0;            // the user mm loaded on this CPU (kept lazily across idle)
   bool spin_end_requested = false;
   bool no_spin_once = false;    // IDLE_SPIN: the spin just ended, block for real this time
   bool poll_timed_out = false;  // POLL state hit its time limit in this idle period
@@ -156,6 +157,8 @@ struct TaskOptions {
   int fork_cpu = 0;       // the parent's CPU (fork balancing starts here)
   int pin_cpu = -1;       // place exactly here (kthread bound to a CPU)
   bool start_blocked = false;  // created asleep (waits for its first wakeup)
+  int mm = -1;            // address space: -1 = a new process (its own), 0 = kernel thread,
+                          // else share that mm (threads: pass the first thread's Task::mm)
 };
 
 class Kernel {

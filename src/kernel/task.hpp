@@ -64,6 +64,7 @@ struct Task {
   Policy policy = Policy::Normal;
   int rt_prio = 0;           // 1..99 for SCHED_FIFO
   int64_t weight = 1024;     // NICE_0_LOAD
+  int mm = 0;                // address space id (0 = kernel thread: no mm of its own)
   std::vector<bool> allowed; // cpus_ptr (empty = all)
   std::unique_ptr<Behavior> behavior;
 

@@ -53,7 +53,8 @@ struct IdleState {
 // Named costs, all in nanoseconds unless the name says otherwise. Each field is also a TOML
 // key under [costs]; params() lists them with units, bounds and meaning.
 struct Costs {
-  int64_t context_switch_ns = 0;        // context_switch(): switch_mm + switch_to, task to task
+  int64_t context_switch_ns = 0;        // context_switch(): switch_to between tasks of one mm
+  int64_t switch_mm_ns = 0;             // switch_mm(): extra when the next task has another mm
   int64_t schedule_ns = 0;              // __schedule() fixed part: rq lock, clock, bookkeeping
   int64_t pick_next_task_ns = 0;        // pick_next_task() incl. put_prev/set_next
   int64_t enqueue_ns = 0;               // activate_task(): enqueue + PELT update

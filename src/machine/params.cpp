@@ -27,7 +27,8 @@ constexpr double kMaxSmtThroughput = 2.0;
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
-      SL_COST(context_switch_ns, "ns", "context_switch(): switch_mm + switch_to, task to task"),
+      SL_COST(context_switch_ns, "ns", "context_switch(): switch_to between tasks of one mm (threads)"),
+      SL_COST(switch_mm_ns, "ns", "switch_mm(): extra cost when the next task has another mm (CR3, TLB)"),
       SL_COST(schedule_ns, "ns", "__schedule() fixed part: rq lock, clock update, bookkeeping"),
       SL_COST(pick_next_task_ns, "ns", "pick_next_task() incl. put_prev/set_next"),
       SL_COST(enqueue_ns, "ns", "activate_task(): enqueue + PELT update"),

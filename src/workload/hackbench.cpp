@@ -152,13 +152,12 @@ void Hackbench::setup(Kernel& k) {
   kernel::TaskOptions mo;
   mo.start_blocked = true;
   sh.main = k.create_task("hackbench", std::make_unique<Main>(&st_->children, c.pipe_write_ns, &sh), mo);
-  const char* kind = o_.threads ? "thread" : "process";
-  (void)kind;
   for (int g = 0; g < o_.groups; ++g) {
     int first = g * o_.fds;
     kernel::TaskOptions to;
     to.start_blocked = true;
     to.fork_cpu = sh.main->cpu;
+    if (o_.threads) to.mm = sh.main->mm;  // -T: threads of one process; else fork()ed children
     for (int r = 0; r < o_.fds; ++r) {
       auto t = k.create_task("hackbench",
                              std::make_unique<Receiver>(&st_->chans[first + r],

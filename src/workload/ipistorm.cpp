@@ -122,6 +122,7 @@ void Ipistorm::setup(Kernel& k) {
     to.pin_cpu = cpu;
     to.cpus = {cpu};
     to.fork_cpu = cpu;
+    to.mm = 0;  // kernel threads
     k.create_task(fmt::format("ipistorm/{}", cpu), std::make_unique<IpiThread>(target, o_, &st_->sh),
                   to);
   }

@@ -85,6 +85,7 @@ void PerfPipe::setup(Kernel& k) {
                            o);
   kernel::TaskOptions o0;
   o0.fork_cpu = t1->cpu;
+  if (o_.threaded) o0.mm = t1->mm;  // -T: two threads of one process
   k.create_task("sched-pipe",
                 std::make_unique<PipeWorker>(0, &st_->p1, &st_->p2, o_.loops, pc, c.exit_ns,
                                              &st_->sh),

@@ -449,12 +449,14 @@ void Schbench::setup(Kernel& k) {
   for (int m = 0; m < o_.message_threads; ++m) {
     auto mt = std::make_unique<MsgThread>();
     mt->task = k.create_task("schbench-msg", std::make_unique<MsgProg>(mt.get(), &sh, rps_share), to);
+    to.mm = mt->task->mm;  // every schbench thread lives in one process
     for (int t = 0; t < o_.threads; ++t) {
       auto w = std::make_unique<Worker>();
       w->msg = mt.get();
       mt->workers.push_back(w.get());
       kernel::TaskOptions wo;
       wo.fork_cpu = mt->task->cpu;
+      wo.mm = mt->task->mm;
       w->task = k.create_task("schbench-worker", std::make_unique<WorkerProg>(w.get(), &sh), wo);
       st_->workers.push_back(std::move(w));
     }

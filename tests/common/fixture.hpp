@@ -20,6 +20,7 @@ inline machine::Machine test_machine(int sockets = 1, int cores = 2, int threads
   };
   auto& c = m.costs;
   c.context_switch_ns = 1200;
+  c.switch_mm_ns = 1300;
   c.schedule_ns = 300;
   c.pick_next_task_ns = 200;
   c.enqueue_ns = 150;

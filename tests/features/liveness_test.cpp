@@ -32,3 +32,17 @@ TEST(Liveness, PresetsFinishUnderAllFeatureCombinations) {
     }
   }
 }
+
+TEST(SwitchMm, ProcessesPaySwitchMmThreadsDoNot) {
+  experiment::RunSpec s;
+  s.machine = "tiny-4";
+  s.command = {"hackbench", "-g", "2", "-l", "30"};
+  auto procs = experiment::run_one(s);
+  s.command = {"hackbench", "-T", "-g", "2", "-l", "30"};
+  auto threads = experiment::run_one(s);
+  // 80 processes on 4 CPUs switch address space on most context switches; threads of one
+  // process load their mm once per CPU at most.
+  EXPECT_GT(procs.total.mm_switches, procs.total.context_switches / 4);
+  EXPECT_LE(threads.total.mm_switches, 4);
+  EXPECT_GT(threads.total.context_switches, 0);
+}

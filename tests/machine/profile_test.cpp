@@ -129,7 +129,7 @@ TEST(machineProfile, ParamsCoverEveryField) {
     EXPECT_TRUE(prefixed);
   }
   // 40 int64 costs + smt_pair_throughput, 8 tunables, 1 noise field (see struct Costs etc.).
-  EXPECT_EQ(ps.size(), 41u + 8u + 1u);
+  EXPECT_EQ(ps.size(), 42u + 8u + 1u);
   EXPECT_TRUE(keys.count("costs.ipi_send_ns"));
   EXPECT_TRUE(keys.count("costs.smt_pair_throughput"));
   EXPECT_TRUE(keys.count("tunables.hz"));
