@@ -70,6 +70,7 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   ko.sink = sink;
   ko.check = spec.check;
   kernel::Kernel k(m, f, ko);
+  k.set_default_affinity(w->affinity());
   w->setup(k);
   k.run(w->time_limit());
   if (!w->finished())

@@ -102,12 +102,14 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->behavior = std::move(b);
   p->mm = o.mm < 0 ? p->pid : o.mm;
   p->slice = m_.tunables.base_slice_ns;
-  if (!o.cpus.empty()) {
+  const std::vector<int>& cpus = !o.cpus.empty() || p->mm == 0 ? o.cpus : default_affinity_;
+  if (!cpus.empty()) {
     p->allowed.assign(nr_cpus(), false);
-    for (int c : o.cpus) p->allowed.at(c) = true;
+    for (int c : cpus) p->allowed.at(c) = true;
   }
   tasks_.push_back(std::move(t));
-  int cpu = o.pin_cpu >= 0 ? o.pin_cpu : find_idlest_cpu(p, o.fork_cpu);
+  int fork_cpu = p->allowed_on(o.fork_cpu) ? o.fork_cpu : cpus.front();
+  int cpu = o.pin_cpu >= 0 ? o.pin_cpu : find_idlest_cpu(p, fork_cpu);
   p->cpu = cpu;
   p->recent_used_cpu = cpu;
   p->state = TaskState::Interruptible;

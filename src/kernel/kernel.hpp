@@ -169,6 +169,8 @@ class Kernel {
   Kernel& operator=(const Kernel&) = delete;
 
   // --- API for workloads ---
+  // Affinity given to every user task created without its own (`taskset`); empty = all CPUs.
+  void set_default_affinity(std::vector<int> cpus) { default_affinity_ = std::move(cpus); }
   Task* create_task(std::string comm, std::unique_ptr<Behavior> b, const TaskOptions& o);
   // try_to_wake_up() from outside any CPU's program (e.g. the start of a benchmark).
   void wake_up(Task* p, int from_cpu);
@@ -311,6 +313,7 @@ class Kernel {
   std::vector<LlcShared> llcs_;
   std::vector<std::unique_ptr<Task>> tasks_;
   int next_pid_ = 1000;
+  std::vector<int> default_affinity_;
   Time end_time_;
   Time nohz_next_balance_;
   trace::TaskInfo info(const Task* t) const;

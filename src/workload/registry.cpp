@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cctype>
 #include <cstdlib>
 
 #include "workload/hackbench.hpp"
@@ -214,12 +215,45 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
        "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
        "extension); prints netperf's TCP_RR table (Trans. Rate per sec)"},
+      {"taskset", "taskset -c LIST|MASK <benchmark ...>",
+       "prefix: every task of the benchmark may run only on those CPUs (as taskset does)"},
   };
   return w;
 }
 
 std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, int nr_cpus) {
   if (argv.empty()) throw WorkloadError("no benchmark command line given after '--'");
+  // taskset -c LIST <benchmark> | taskset MASK <benchmark>: every task of the benchmark is
+  // restricted to those CPUs (as the affinity is inherited across fork and clone).
+  if (argv[0] == "taskset" || argv[0] == "/usr/bin/taskset") {
+    size_t i = 1;
+    std::vector<int> cpus;
+    if (i < argv.size() && (argv[i] == "-c" || argv[i] == "--cpu-list")) {
+      if (i + 1 >= argv.size()) throw WorkloadError("taskset -c: missing CPU list");
+      cpus = parse_cpulist("taskset -c", argv[i + 1], nr_cpus);
+      i += 2;
+    } else if (i < argv.size()) {
+      std::string mask = argv[i];
+      if (mask.rfind("0x", 0) == 0 || mask.rfind("0X", 0) == 0) mask = mask.substr(2);
+      if (mask.empty() || mask.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        throw WorkloadError(fmt::format("taskset: '{}' is not a CPU mask (or use -c LIST)", argv[i]));
+      for (size_t b = 0; b < mask.size() * 4; ++b) {
+        char ch = mask[mask.size() - 1 - b / 4];
+        int nib = std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10);
+        if (nib & (1 << (b % 4))) {
+          if (static_cast<int>(b) >= nr_cpus)
+            throw WorkloadError(fmt::format("taskset: CPU {} is beyond the machine ({} CPUs)", b, nr_cpus));
+          cpus.push_back(static_cast<int>(b));
+        }
+      }
+      ++i;
+    }
+    if (cpus.empty()) throw WorkloadError("taskset: no CPUs given");
+    if (i >= argv.size()) throw WorkloadError("taskset: no benchmark command after the CPU list");
+    auto w = parse_workload(std::vector<std::string>(argv.begin() + i, argv.end()), nr_cpus);
+    w->set_affinity(cpus);
+    return w;
+  }
   std::string tool = argv[0];
   auto slash = tool.rfind('/');
   if (slash != std::string::npos) tool = tool.substr(slash + 1);

@@ -33,6 +33,12 @@ class Workload {
   virtual std::vector<Metric> metrics() const = 0;
   // Upper bound on simulated time; a run that has not finished by then is an error.
   virtual sim::Time time_limit() const { return sim::Time::sec(3600); }
+  // CPUs the benchmark's tasks may run on (`taskset -c LIST <benchmark>`); empty = all.
+  const std::vector<int>& affinity() const { return affinity_; }
+  void set_affinity(std::vector<int> cpus) { affinity_ = std::move(cpus); }
+
+ private:
+  std::vector<int> affinity_;
 };
 
 struct WorkloadInfo {

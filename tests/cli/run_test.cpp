@@ -101,7 +101,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--set nosuchkey=1 -- hackbench", "nosuchkey"},
         BadInput{"--idle-disable C9 -- hackbench", "C9"},
         BadInput{"--seed -3 -- hackbench", "seed"},
-        BadInput{"--bogus-flag -- hackbench", "bogus-flag"}));
+        BadInput{"--bogus-flag -- hackbench", "bogus-flag"},
+        BadInput{"-- taskset -c 9 hackbench", "CPU 9"},
+        BadInput{"-- taskset zz hackbench", "zz"},
+        BadInput{"-- taskset -c 0", "no benchmark"}));
 
 TEST(CliRun, UnknownSubcommandAndListsWork) {
   auto r = run_schedlab("frobnicate");

@@ -46,3 +46,19 @@ TEST(SwitchMm, ProcessesPaySwitchMmThreadsDoNot) {
   EXPECT_LE(threads.total.mm_switches, 4);
   EXPECT_GT(threads.total.context_switches, 0);
 }
+
+TEST(Taskset, PinsEveryTaskOfTheBenchmark) {
+  experiment::RunSpec s;
+  s.machine = "epyc-milan-2s";
+  s.command = {"taskset", "-c", "0", "perf", "bench", "sched", "pipe", "-l", "2000"};
+  auto pinned = experiment::run_one(s);
+  // Both tasks on CPU 0: every round trip is two switches there, nothing elsewhere.
+  EXPECT_EQ(pinned.per_cpu[0].context_switches, pinned.total.context_switches);
+  EXPECT_GE(pinned.per_cpu[0].context_switches, 4000);
+  EXPECT_EQ(pinned.total.migrations, 0);
+  EXPECT_GT(pinned.total.mm_switches, 2000);  // processes: each switch changes mm
+  s.command = {"taskset", "0x3", "perf", "bench", "sched", "pipe", "-T", "-l", "2000"};
+  auto two = experiment::run_one(s);
+  for (size_t c = 2; c < two.per_cpu.size(); ++c) EXPECT_EQ(two.per_cpu[c].context_switches, 0);
+  EXPECT_LE(two.total.mm_switches, 2);  // threads share one mm
+}
