@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/process.hpp"
+#include "../common/trace_json.hpp"
 #include "experiment/run.hpp"
 #include "trace/writers.hpp"
 
@@ -89,4 +90,22 @@ TEST(Integration, TraceFilesFromTheCli) {
   auto badw = fixture::run_schedlab("run --trace " + base + ".txt --trace-window 2s,1s -- hackbench -g 1 -l 1");
   EXPECT_EQ(badw.status, 2) << badw.err;
   EXPECT_FALSE(fixture::file_exists(base + ".txt"));
+}
+
+TEST(Integration, PerfettoJsonOfRealRunsIsWellNested) {
+  std::string path = "/tmp/schedlab_it_nest_" + std::to_string(::getpid()) + ".json";
+  for (const char* f : {"", "IDLE_SPIN", "SM_IDLE"}) {
+    for (const auto& cmd : kPresets) {
+      experiment::RunSpec s;
+      s.machine = "tiny-4";
+      s.features = f;
+      s.command = cmd;
+      s.trace_path = path;
+      experiment::run_one(s);
+      auto j = nlohmann::json::parse(fixture::slurp(path));
+      ASSERT_GT(j["traceEvents"].size(), 100u);
+      fixture::expect_well_nested(j);
+      std::remove(path.c_str());
+    }
+  }
 }
