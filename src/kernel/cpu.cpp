@@ -186,7 +186,10 @@ void Kernel::continue_task(Rq& rq) {
       case Action::Sleep: {
         p->state = TaskState::Interruptible;
         int cpu = rq.cpu;
-        ev_.after(Time::ns(std::max<int64_t>(0, a.ns)), [this, cpu, p] {
+        int64_t expiry = (ev_.now() + Time::ns(std::max<int64_t>(0, a.ns))).count();
+        rq.timers.insert(expiry);
+        ev_.at(Time::ns(expiry), [this, cpu, p, expiry] {
+          rqs_[cpu].timers.erase(rqs_[cpu].timers.find(expiry));
           Irq irq{Irq::Timer};
           irq.timer_task = p;
           deliver_irq(cpu, irq);

@@ -49,13 +49,16 @@ void Kernel::do_idle(Rq& rq) {
   cpuidle_enter(rq);
 }
 
-// menu governor, simplified: predicted idle = the "typical interval" of the last 8 idle periods
-// when they are consistent, else the next timer (none: the tick). Deepest enabled state whose
-// target residency fits; stop the tick when the prediction is at least a tick.
+// menu governor, simplified: predicted idle = the time to the next hrtimer armed on this CPU
+// (tick_nohz_get_sleep_length(); none: unbounded), lowered to the "typical interval" of the last
+// 8 idle periods when they are consistent. Deepest enabled state whose target residency fits;
+// stop the tick when the prediction is at least a tick.
 int Kernel::menu_select(Rq& rq, bool& stop_tick) {
   const auto& states = m_.idle_states;
   int64_t tick = m_.tick_ns();
   int64_t predicted = INT64_MAX / 4;  // no timer: tickless idle can last long
+  if (!rq.timers.empty())
+    predicted = std::max<int64_t>(0, *rq.timers.begin() - ev_.now().count());
   std::vector<int64_t> v = rq.idle_history;
   while (v.size() >= kMenuIntervals * 3 / 4) {
     double avg = 0, var = 0;

@@ -6,6 +6,7 @@
 // periodic, SIS_UTIL), tick.cpp, topology.cpp (sched domains), cpu.cpp (execution and accounting).
 #pragma once
 #include <deque>
+#include <set>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -130,6 +131,7 @@ struct Rq {
   int64_t wake_avg_idle = 0;   // SIS_PROP
   Time wake_stamp;
   std::vector<int64_t> idle_history;  // menu governor: recent idle durations (ns)
+  std::multiset<int64_t> timers;      // expiry times (ns) of hrtimers armed on this CPU
   bool last_idle_state = true;        // IDLE_CPUMASK: last value written to the mask
   int64_t idle_entry_extra_ns = 0;    // work owed by do_idle() to the next idle entry step
 
