@@ -1,31 +1,18 @@
 #include <gtest/gtest.h>
 
 #include "../common/fixture.hpp"
+#include "run_helper.hpp"
 #include "kernel/kernel.hpp"
 #include "workload/workload.hpp"
 
 using namespace schedlab;
 
 namespace {
-struct Ran {
-  std::unique_ptr<kernel::Kernel> k;
-  std::unique_ptr<workload::Workload> w;
-};
-Ran run(const machine::Machine& m, const std::vector<std::string>& cmd, const std::string& feats = "",
-        uint64_t seed = 1) {
-  kernel::Features f;
-  f.apply(feats);
-  Ran r;
-  r.k = std::make_unique<kernel::Kernel>(m, f, kernel::KernelOptions{seed, nullptr});
-  r.w = workload::parse_workload(cmd, r.k->nr_cpus());
-  r.w->setup(*r.k);
-  r.k->run(r.w->time_limit());
-  return r;
-}
+using wltest::run_workload;
 }  // namespace
 
 TEST(Smoke, PerfPipeFinishesAndConservesTime) {
-  auto r = run(fixture::test_machine(), {"perf", "bench", "sched", "pipe", "-l", "1000"});
+  auto r = run_workload(fixture::test_machine(), {"perf", "bench", "sched", "pipe", "-l", "1000"});
   ASSERT_TRUE(r.w->finished());
   std::cout << r.w->report();
   for (int c = 0; c < r.k->nr_cpus(); ++c) {
@@ -35,7 +22,7 @@ TEST(Smoke, PerfPipeFinishesAndConservesTime) {
 }
 
 TEST(Smoke, HackbenchFinishes) {
-  auto r = run(fixture::test_machine(), {"hackbench", "-g", "2", "-l", "50"});
+  auto r = run_workload(fixture::test_machine(), {"hackbench", "-g", "2", "-l", "50"});
   ASSERT_TRUE(r.w->finished());
   std::cout << r.w->report();
   for (const auto& t : r.k->tasks())
