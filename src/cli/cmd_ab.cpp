@@ -52,14 +52,15 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown)
     std::string name = m.name + (m.unit.empty() ? "" : " (" + m.unit + ")");
     double p = b.ks ? b.ks->pvalue : 1.0;
     std::string sig = p < 0.05 ? "*" : " ";
+    std::string ps = p < 0.0001 ? "<0.0001" : fmt::format("{:.4f}", p);
     if (markdown)
-      out += fmt::format("| {} | {} | {} | {} | {} | {:.4f}{} |\n", name, num(a.summary.mean),
+      out += fmt::format("| {} | {} | {} | {} | {} | {}{} |\n", name, num(a.summary.mean),
                          num(b.summary.mean), num(b.normalized),
-                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), p, sig);
+                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
     else
-      out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>7.4f}{}\n", name, num(a.summary.mean),
+      out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>8}{}\n", name, num(a.summary.mean),
                          num(b.summary.mean), num(b.normalized),
-                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), p, sig);
+                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
   }
   if (!markdown) out += "(* = distributions differ at 5% by the two-sample KS test)\n";
   return out;
