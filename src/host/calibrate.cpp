@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -210,54 +211,69 @@ void single_thread_loops(Ctx& ctx, int cpu) {
       1.0, [&](int64_t n) {
         for (int64_t i = 0; i < n; ++i) futex(&word, FUTEX_WAIT_PRIVATE, 1);
       });
-  // Pipe write and read of 1 byte, no blocking and no wakeup: the fixed parts.
+  // write() then read() of small messages with room and nobody waiting (no blocking, no
+  // wakeup): the fixed parts of a pipe's and an AF_UNIX stream socket's send and receive.
+  auto measure_rw = [&](int wfd, int rfd, size_t size, int64_t count, const char* wkey, const char* wwhat,
+                        const char* rkey, const char* rwhat) {
+    std::vector<char> buf(size, 'x');
+    // One chunk: `count` writes, then `count` reads; per-op ns of each.
+    auto chunk = [&](double* w, double* r) {
+      int64_t t0 = now_ns();
+      for (int64_t i = 0; i < count; ++i)
+        if (write(wfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
+      int64_t t1 = now_ns();
+      for (int64_t i = 0; i < count; ++i)
+        if (read(rfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
+      int64_t t2 = now_ns();
+      *w = static_cast<double>(t1 - t0) / count;
+      *r = static_cast<double>(t2 - t1) / count;
+    };
+    // A batch is several chunks; its values are the median chunk's per-op write and read times.
+    Converger cw = ctx.conv(1.0), cr = ctx.conv(1.0);
+    bool ok = on_cpu(cpu, [&] {
+      double w, r;
+      chunk(&w, &r);  // warm-up
+      while (!(cw.done() && cr.done())) {
+        std::vector<double> ws, rs;
+        for (int k = 0; k < (ctx.opt.quick ? 3 : 7); ++k) {
+          chunk(&w, &r);
+          ws.push_back(w);
+          rs.push_back(r);
+        }
+        cw.values.push_back(median(ws));
+        cr.values.push_back(median(rs));
+      }
+    });
+    if (!ok) return;
+    ctx.res.measurements.push_back(finish(wkey, wwhat, cw, {cpu}, ctx.opt.target_cov));
+    if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
+    ctx.res.measurements.push_back(finish(rkey, rwhat, cr, {cpu}, ctx.opt.target_cov));
+    if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
+  };
   int p[2];
   if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) {
     ctx.res.warnings.push_back("pipe2 failed; pipe costs not measured");
-    return;
+  } else {
+    // 1-byte writes merge into one page, so a chunk never fills the pipe.
+    measure_rw(p[1], p[0], 1, ctx.opt.quick ? 1024 : 4096, "pipe_write_1b",
+               "write() of 1 byte to a pipe with room, no reader waiting", "pipe_read_1b",
+               "read() of 1 byte from a non-empty pipe, no writer waiting");
+    close(p[0]);
+    close(p[1]);
   }
-  const int64_t chunk = ctx.opt.quick ? 1024 : 4096;  // 1-byte writes merge into one page
-  char byte = 'x';
-  // One chunk: `chunk` writes, then `chunk` reads; returns per-op ns of each.
-  auto pipe_chunk = [&](double* w, double* r) {
-    int64_t t0 = now_ns();
-    for (int64_t i = 0; i < chunk; ++i)
-      if (write(p[1], &byte, 1) != 1) break;
-    int64_t t1 = now_ns();
-    for (int64_t i = 0; i < chunk; ++i)
-      if (read(p[0], &byte, 1) != 1) break;
-    int64_t t2 = now_ns();
-    *w = static_cast<double>(t1 - t0) / chunk;
-    *r = static_cast<double>(t2 - t1) / chunk;
-  };
-  // A batch is several chunks; its values are the median chunk's per-op write and read times.
-  Converger cw = ctx.conv(1.0), cr = ctx.conv(1.0);
-  bool ok = on_cpu(cpu, [&] {
-    double w, r;
-    pipe_chunk(&w, &r);  // warm-up
-    while (!(cw.done() && cr.done())) {
-      std::vector<double> ws, rs;
-      for (int k = 0; k < (ctx.opt.quick ? 3 : 7); ++k) {
-        pipe_chunk(&w, &r);
-        ws.push_back(w);
-        rs.push_back(r);
-      }
-      cw.values.push_back(median(ws));
-      cr.values.push_back(median(rs));
-    }
-  });
-  close(p[0]);
-  close(p[1]);
-  if (!ok) return;
-  ctx.res.measurements.push_back(
-      finish("pipe_write_1b", "write() of 1 byte to a pipe with room, no reader waiting", cw, {cpu}, ctx.opt.target_cov));
-  if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
-  ctx.res.measurements.push_back(
-      finish("pipe_read_1b", "read() of 1 byte from a non-empty pipe, no writer waiting", cr, {cpu}, ctx.opt.target_cov));
-  if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
+  // hackbench's message: 100 bytes over an AF_UNIX stream socketpair. Each send is one skb
+  // charged with its truesize, so a chunk stays well inside the default 208 KiB send buffer.
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) {
+    ctx.res.warnings.push_back("socketpair failed; AF_UNIX costs not measured");
+  } else {
+    measure_rw(sv[0], sv[1], 100, 64, "unix_send_100b",
+               "send of 100 bytes on an AF_UNIX stream socket with room, no reader waiting",
+               "unix_recv_100b", "recv of 100 bytes from a non-empty AF_UNIX stream socket");
+    close(sv[0]);
+    close(sv[1]);
+  }
 }
-
-// ---------------------------------------------------------------- two-thread ping-pongs
 
 // Futex ping-pong between a (measuring) and b: one op = one round trip = two wakeups and two
 // blocking waits. Returns false if a CPU could not be pinned.
@@ -711,6 +727,8 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
   if (auto x = get("futex_wait_eagain")) set("futex_wait_ns", k.futex_wait_ns, x->value_ns, 0, "futex_wait_eagain", x->cov);
   if (auto x = get("pipe_write_1b")) set("pipe_write_ns", k.pipe_write_ns, x->value_ns, 0, "pipe_write_1b", x->cov);
   if (auto x = get("pipe_read_1b")) set("pipe_read_ns", k.pipe_read_ns, x->value_ns, 0, "pipe_read_1b", x->cov);
+  if (auto x = get("unix_send_100b")) set("unix_send_ns", k.unix_send_ns, x->value_ns, 0, "unix_send_100b", x->cov);
+  if (auto x = get("unix_recv_100b")) set("unix_recv_ns", k.unix_recv_ns, x->value_ns, 0, "unix_recv_100b", x->cov);
 
   auto pp = get("futex_pingpong_same_cpu_half");
   if (pp && pp->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns) <= 0) {
