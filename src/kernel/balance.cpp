@@ -26,7 +26,9 @@ void Kernel::update_util(Rq& rq) {
   rq.util_busy = rq.curr != rq.idle;
 }
 
-bool Kernel::root_domain_overloaded() const { return nr_overloaded_ > 0; }
+// rd->overload: set when a runqueue reaches two tasks, cleared only when a balance at the root
+// domain level finds no overloaded runqueue (update_sd_lb_stats()).
+bool Kernel::root_domain_overloaded() const { return rd_overload_; }
 
 // ttwu_do_activate(): avg_idle is an EWMA (1/8) of idle periods, capped at twice
 // max_idle_balance_cost.
@@ -36,6 +38,9 @@ void Kernel::update_avg_idle_on_wakeup(Rq& rq) {
   int64_t max = 2 * rq.max_idle_balance_cost;
   rq.avg_idle += (delta - rq.avg_idle) / 8;
   if (rq.avg_idle > max) rq.avg_idle = max;
+  // SIS_PROP's per-rq estimate (ttwu_do_activate() set these in the same block).
+  rq.wake_stamp = ev_.now();
+  rq.wake_avg_idle = rq.avg_idle / 2;
   rq.idle_stamp_valid = false;
 }
 
@@ -55,6 +60,7 @@ int Kernel::load_balance(Rq& rq, SchedDomain& sd, bool newly_idle, int64_t& cost
     if (c == rq.cpu) continue;
     if (busiest < 0 || rqs_[c].nr_running > rqs_[busiest].nr_running) busiest = c;
   }
+  if (&sd == &rq.sd.back()) rd_overload_ = nr_overloaded_ > 0;  // root level stats
   if (busiest < 0) return 0;
   Rq& b = rqs_[busiest];
   int diff = b.nr_running - rq.nr_running;
@@ -76,12 +82,12 @@ int Kernel::load_balance(Rq& rq, SchedDomain& sd, bool newly_idle, int64_t& cost
       p->on_rq = false;
       set_task_cpu(p, rq.cpu);
       activate_task(rq, p, false);
+      wakeup_preempt(rq.cpu, rq, p, 0);  // attach_task()
       cost += m_.costs.migrate_task_ns;
       ++pulled;
     }
     if (!newly_idle) break;  // periodic balance respects cache hotness
   }
-  if (pulled > 0 && rq.curr == rq.idle && !rq.need_resched) rq.need_resched = true;
   return pulled;
 }
 
@@ -150,11 +156,15 @@ void Kernel::update_idle_cpu_scan(int llc) {
 void Kernel::rebalance_domains(Rq& rq, int64_t& cost) {
   bool idle = rq.curr == rq.idle;
   Time next = Time::max();
+  bool decayed = false;
+  int64_t sum_cost = 0;
   for (auto& sd : rq.sd) {
     if ((ev_.now() - sd.last_decay_max_lb_cost).count() > kDecayPeriodNs) {
       sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
       sd.last_decay_max_lb_cost = ev_.now();
+      decayed = true;
     }
+    sum_cost += sd.max_newidle_lb_cost;
     int64_t interval_ms = sd.balance_interval_ms * (idle ? 1 : kBusyFactor);
     Time due = sd.last_balance + Time::ms(interval_ms);
     if (ev_.now() >= due) {
@@ -171,6 +181,7 @@ void Kernel::rebalance_domains(Rq& rq, int64_t& cost) {
     }
     next = std::min(next, due);
   }
+  if (decayed) rq.max_idle_balance_cost = std::max(m_.tunables.migration_cost_ns, sum_cost);
   rq.next_balance = next;
 }
 

@@ -37,6 +37,7 @@ void Kernel::check_invariants() {
     int cpu = rq.cpu;
     if (rq.bucket_start > now) check_fail(cpu, nullptr, "accounting clock ahead of time");
     if (rq.curr != rq.idle) {
+      rq.curr->check_queued = false;
       if (rq.curr->state == TaskState::Dead && rq.mode != Mode::Kernel)
         check_fail(cpu, rq.curr, "a dead task is running");
       if (rq.curr->cpu != cpu) check_fail(cpu, rq.curr, "running task's task_cpu differs");
@@ -50,6 +51,14 @@ void Kernel::check_invariants() {
         if (t->cpu != cpu) check_fail(cpu, t, "queued task's task_cpu differs");
         if (t->state == TaskState::Dead) check_fail(cpu, t, "a dead task is queued");
         place(t, cpu, "queued");
+        // A waiting task's virtual runtime only moves while it runs.
+        Task* m = const_cast<Task*>(t);
+        if (!m->check_queued) {
+          m->check_queued = true;
+          m->check_vruntime = t->vruntime;
+        } else if (t->vruntime != m->check_vruntime) {
+          check_fail(cpu, t, "vruntime of a queued task changed");
+        }
       }
     for (const Task* t : rq.ttwu_inflight) place(t, cpu, "being enqueued from the wake list");
     for (const Task* t : rq.wake_list) {

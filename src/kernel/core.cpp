@@ -84,6 +84,7 @@ void Kernel::nr_running_add(Rq& rq, int delta) {
   rq.nr_running += delta;
   bool is = rq.nr_running >= 2;
   if (was != is) nr_overloaded_ += is ? 1 : -1;
+  if (is) rd_overload_ = true;  // add_nr_running() -> set_rd_overloaded()
 }
 
 CpuCounters Kernel::total() const {
@@ -147,6 +148,7 @@ void Kernel::activate_task(Rq& rq, Task* p, bool wakeup) {
   } else {
     update_curr(rq);
     place_entity(rq, p);
+    p->check_queued = false;  // placed anew
     rq.cfs.push_back(p);
   }
   p->on_rq = true;
@@ -263,6 +265,9 @@ void Kernel::schedule(Rq& rq, int mode) {
     }
   }
   rq.curr = next;
+  // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
+  // charged to it and its time waiting in the queue is not.
+  if (next != rq.idle) next->exec_start = ev_.now();
   run_steps(rq, std::move(steps), [this, &rq, prev, next] { finish_switch(rq, prev, next); });
 }
 
@@ -272,7 +277,6 @@ void Kernel::finish_switch(Rq& rq, Task* prev, Task* next) {
     do_idle(rq);
     return;
   }
-  next->exec_start = ev_.now();
   if (prev != next) {
     next->nr_switches_in++;
     next->run_delay_ns += (ev_.now() - next->runnable_since).count();
@@ -314,6 +318,11 @@ void Kernel::set_need_resched_local(Rq& rq) { rq.need_resched = true; }
 // The 2018 RFC: prev blocks and is alone on the rq, so instead of dequeuing it and switching to
 // idle, spin (CPU busy, counted) until it is woken, someone sets need_resched, or the bound.
 void Kernel::start_idle_spin(Rq& rq, Task* prev) {
+  if (rq.nr_running > 1) {  // another task arrived during the schedule step: not alone any more
+    rq.no_spin_once = true;
+    schedule(rq, SM_NONE);
+    return;
+  }
   rq.spin_task = prev;
   rq.spin_start = ev_.now();
   rq.c.idle_spin++;
@@ -373,10 +382,11 @@ int64_t Kernel::try_to_wake_up(int this_cpu, Task* waker, Task* p, bool sync) {
     Rq& prq = rqs_[p->cpu];
     if (prq.spin_task == p) {
       int cpu = p->cpu;
+      Time spin = prq.spin_start;
       int64_t notice = c + m_.remote_read_ns(m_.topo.distance(this_cpu, cpu));
-      ev_.after(Time::ns(notice), [this, cpu, p] {
+      ev_.after(Time::ns(notice), [this, cpu, p, spin] {
         Rq& r = rqs_[cpu];
-        if (r.spin_task == p && r.mode == Mode::Spin) end_idle_spin(r, true);
+        if (r.spin_task == p && r.spin_start == spin && r.mode == Mode::Spin) end_idle_spin(r, true);
       });
     }
     if (sink_) sink_->sched_wakeup(ev_.now(), p->cpu, info(p), p->cpu);
@@ -427,11 +437,6 @@ int64_t Kernel::ttwu_do_activate(int this_cpu, Rq& rq, Task* p, int64_t offset) 
   activate_task(rq, p, true);
   if (sink_) sink_->sched_wakeup(ev_.now(), rq.cpu, info(p), rq.cpu);
   update_avg_idle_on_wakeup(rq);
-  if (!p->is_rt()) {
-    // SIS_PROP bookkeeping (ttwu_do_activate used to set these).
-    rq.wake_stamp = ev_.now();
-    rq.wake_avg_idle = rq.avg_idle / 2;
-  }
   return wakeup_preempt(this_cpu, rq, p, offset);
 }
 
@@ -440,9 +445,13 @@ int64_t Kernel::ttwu_do_activate(int this_cpu, Rq& rq, Task* p, int64_t offset) 
 // PREEMPT_SHORT, buddies.
 int64_t Kernel::wakeup_preempt(int this_cpu, Rq& rq, Task* p, int64_t offset) {
   Task* curr = rq.curr;
-  if (rq.spin_task) curr = rq.spin_task;
   bool preempt = false;
-  if (curr == rq.idle) {
+  if (rq.spin_task) {
+    // IDLE_SPIN spins only while prev is alone: a task of the same or a higher class ends the
+    // spin (prev then blocks for real). A fair task does not disturb a spinning RT task (the
+    // reviewers' concern): it waits for the spin to end, counted in idle_spin_hidden_ns.
+    preempt = !(rq.spin_task->is_rt() && !p->is_rt());
+  } else if (curr == rq.idle) {
     preempt = true;
   } else if (p->is_rt()) {
     preempt = !curr->is_rt() || p->rt_prio > curr->rt_prio;

@@ -230,6 +230,7 @@ int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_cor
   const bool use_mask = f_.on(Feature::IDLE_CPUMASK);
   int64_t scan_cost = 0;
   int found = -1;
+  bool cut_off = false;  // the depth limit ended the scan (the kernel returns -1 at once)
   int idle_fallback = -1;
   std::vector<bool> done_core;
   if (has_idle_core) done_core.assign(topo.nr_cores(), false);
@@ -248,14 +249,19 @@ int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_cor
         this_rq.c.sis_scanned++;
         bool idle = available_idle_cpu(s);
         if (use_mask && sds.idle_mask[s] && !idle) this_rq.c.idle_cpumask_stale++;
-        if (!idle)
+        if (!idle) {
           all_idle = false;
-        else if (idle_fallback < 0 && p->allowed_on(s))
-          idle_fallback = s;
+          if (idle_fallback >= 0) break;  // a fallback is known: no need to look further
+          continue;
+        }
+        if (idle_fallback < 0 && p->allowed_on(s)) idle_fallback = s;
       }
       if (all_idle) found = cpu;
     } else {
-      if (--nr <= 0) break;
+      if (--nr <= 0) {
+        cut_off = true;
+        break;
+      }
       scan_cost += probe_cost(this_cpu, cpu);
       this_rq.c.sis_scanned++;
       bool idle = available_idle_cpu(cpu);
@@ -270,9 +276,12 @@ int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_cor
     sds.has_idle_cores = false;  // set_idle_cores(target, false)
     found = idle_fallback;
   }
-  // sd->avg_scan_cost: 1/8 EWMA of the scan cost (used by SIS_PROP).
-  sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / 8;
-  if (f_.on(Feature::SIS_PROP)) this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, scan_cost);
+  // SIS_PROP: sd->avg_scan_cost (1/8 EWMA) and the waker's idle estimate learn from scans that
+  // ran to the end of the per-CPU path.
+  if (f_.on(Feature::SIS_PROP) && !has_idle_core && !cut_off) {
+    sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / 8;
+    this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, scan_cost);
+  }
   this_rq.c.sis_scan_ns += scan_cost;
   if (found >= 0) this_rq.c.sis_found++;
   cost += scan_cost;

@@ -31,11 +31,11 @@ void Kernel::do_idle(Rq& rq) {
   rq.in_idle_loop = true;
   rq.polling = true;
   rq.poll_timed_out = false;
-  if (!rq.idle_stamp_valid) {
+  // rq->idle_stamp is set by newidle balance; without it, here, so avg_idle still learns.
+  if (!f_.on(Feature::NEWIDLE_BALANCE) && !rq.idle_stamp_valid) {
     rq.idle_stamp = ev_.now();
     rq.idle_stamp_valid = true;
   }
-  if (f_.on(Feature::IDLE_CPUMASK)) rq.idle_entry_extra_ns += update_idle_cpumask(rq, true);
   update_util(rq);
   if (!rq.pending_irqs.empty()) {
     set_mode(rq, Mode::Kernel);
@@ -46,6 +46,9 @@ void Kernel::do_idle(Rq& rq) {
     exit_idle_loop(rq);
     return;
   }
+  // IDLE_CPUMASK: the RFC sets the bit on a pass through do_idle()'s loop, i.e. only when
+  // there is really nothing to run.
+  if (f_.on(Feature::IDLE_CPUMASK)) rq.idle_entry_extra_ns += update_idle_cpumask(rq, true);
   cpuidle_enter(rq);
 }
 

@@ -276,7 +276,8 @@ class Kernel {
   int64_t smp_call_function_single(Rq& src, int target, Csd csd);
   std::vector<KernelStep> flush_smp_call_function_queue(Rq& rq);
   void csd_complete(Task* waiter, int from_cpu);
-  int nr_overloaded_ = 0;
+  int nr_overloaded_ = 0;  // runqueues with nr_running >= 2 right now
+  bool rd_overload_ = false;  // rd->overload: set on enqueue, refreshed by root-level balancing
   void nr_running_add(Rq& rq, int delta);
 
   // balance.cpp

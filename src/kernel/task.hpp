@@ -95,6 +95,8 @@ struct Task {
   // Sanity checker bookkeeping
   uint64_t check_gen = 0;
   int check_cpu = -1;
+  bool check_queued = false;     // seen queued (not running) since its last placement
+  int64_t check_vruntime = 0;    // vruntime when first seen queued
 
   // Statistics
   Time runnable_since;       // for run-delay accounting

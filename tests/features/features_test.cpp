@@ -146,7 +146,8 @@ struct PingPong {
 
 // a (CPU 0) and b (CPU 1) ping-pong `rounds` times with `work` ns of compute per turn.
 // Optionally a is SCHED_FIFO and a fair task c on CPU 0 wakes every 200 us for 20 us of work.
-PingPong ping_pong(const std::string& features, int rounds, bool rt_with_fair = false) {
+PingPong ping_pong(const std::string& features, int rounds, bool with_fair = false, bool a_rt = true) {
+  const bool rt_with_fair = with_fair;
   PingPong r;
   r.k = std::make_unique<Kernel>(test_machine(1, 2, 1, 2), feats(features),
                                  KernelOptions{1, nullptr});
@@ -163,7 +164,7 @@ PingPong ping_pong(const std::string& features, int rounds, bool rt_with_fair = 
                          }),
                          ob);
   kernel::TaskOptions oa = pinned(0);
-  if (rt_with_fair) {
+  if (rt_with_fair && a_rt) {
     oa.policy = kernel::Policy::Fifo;
     oa.rt_prio = 50;
   }
@@ -213,4 +214,15 @@ TEST(IdleSpin, SpinningRtTaskHidesQueuedFairTask) {
   EXPECT_GT(on.k->total().idle_spin_hidden_ns, 0);
   // The fair task waited longer for the CPU.
   EXPECT_GT(on.c->run_delay_ns, off.c->run_delay_ns);
+}
+
+TEST(IdleSpin, FairArrivalEndsAFairSpin) {
+  // Same as above but ping is a fair task: the fair task queued on its CPU ends the spin at
+  // once instead of waiting for the bound (the RFC spins only while prev is alone).
+  auto off = ping_pong("", 2000, true, false);
+  auto on = ping_pong("IDLE_SPIN", 2000, true, false);
+  EXPECT_GT(on.k->total().idle_spin, 0);
+  EXPECT_EQ(on.k->total().idle_spin_hidden_ns, 0);
+  // 20 wakeups of the fair task: none waits anywhere near the 1 ms spin bound.
+  EXPECT_LT(on.c->run_delay_ns, off.c->run_delay_ns + 20 * 20000);
 }
