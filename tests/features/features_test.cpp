@@ -226,3 +226,17 @@ TEST(IdleSpin, FairArrivalEndsAFairSpin) {
   // 20 wakeups of the fair task: none waits anywhere near the 1 ms spin bound.
   EXPECT_LT(on.c->run_delay_ns, off.c->run_delay_ns + 20 * 20000);
 }
+
+TEST(IdleCpumask, CombinesWithSisPropLimit) {
+  // SIS_PROP instead of SIS_UTIL (as the RFC's v10 kept it): with no idle time to spend the
+  // scan is cut at SIS_PROP's floor of 4, stale mask bits included.
+  auto k = busy_llc("NO_SIS_UTIL,SIS_PROP,IDLE_CPUMASK");
+  k->run(Time::us(300));  // bits of the busy CPUs are still set (no tick yet)
+  KernelTestPeer::rq(*k, 2).wake_avg_idle = 0;
+  Task p;
+  p.cpu = 2;
+  int64_t cost = 0;
+  EXPECT_EQ(KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
+  EXPECT_LE(k->rq(2).c.sis_scanned, 4);
+  EXPECT_GE(k->rq(2).c.idle_cpumask_stale, 1);
+}
