@@ -39,6 +39,8 @@ std::string verdict_text(const std::string& label, const std::string& base, doub
     what = fmt::format("{} vs {}: change undefined (base mean is 0)", label, base);
   else if (pct == 0.0)
     what = fmt::format("{} is equal to {} in mean", label, base);
+  else if (std::fabs(pct) < 0.005)  // would print as 0.00% better/worse
+    what = fmt::format("{} is within 0.01% of {} in mean", label, base);
   else
     what = fmt::format("{} is {:.2f}% {} than {}", label, std::fabs(pct),
                        pct > 0 ? "better" : "worse", base);
