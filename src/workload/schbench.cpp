@@ -108,22 +108,22 @@ struct Shared {
   bool stopping = false, finished = false;
 };
 
-// fwait(): FUTEX_WAIT while our word says BLOCKED. The syscall entry is charged, then the check
-// and the block happen atomically (as the futex hash-bucket lock makes them).
-template <class P>
-void futex_wait(P* prog, bool* word, int64_t wait_ns) {
-  prog->push_action(Action::compute(wait_ns));
-  prog->push_fn([prog, word](Kernel&, Task&) {
-    if (*word) prog->then_action(Action::block());
-  });
-}
+// A schbench thread: a Program that can wait on its futex word.
+class FutexProgram : public Program {
+ protected:
+  // fwait(): FUTEX_WAIT while our word says BLOCKED. The syscall entry is charged, then the check
+  // and the block happen atomically (as the futex hash-bucket lock makes them).
+  void futex_wait(bool* word, int64_t wait_ns) {
+    push(Action::compute(wait_ns));
+    push([this, word](Kernel&, Task&) {
+      if (*word) then(Action::block());
+    });
+  }
+};
 
-class WorkerProg : public Program {
+class WorkerProg : public FutexProgram {
  public:
   WorkerProg(Worker* w, Shared* sh) : w_(w), sh_(sh) {}
-  void push_action(Action a) { push(a); }
-  void push_fn(std::function<void(Kernel&, Task&)> f) { push(std::move(f)); }
-  void then_action(Action a) { then(a); }
 
  protected:
   void step(Kernel& k, Task& self) override {
@@ -149,7 +149,7 @@ class WorkerProg : public Program {
         return;
       case Wait:
         if (w_->futex_blocked) {
-          futex_wait(this, &w_->futex_blocked, sh_->futex_wait_ns);
+          futex_wait(&w_->futex_blocked, sh_->futex_wait_ns);
           return;
         }
         push([this](Kernel& k, Task&) {
@@ -244,7 +244,7 @@ class WorkerProg : public Program {
           return;
         }
         woke_ = true;
-        futex_wait(this, &w_->futex_blocked, sh_->futex_wait_ns);
+        futex_wait(&w_->futex_blocked, sh_->futex_wait_ns);
         return;
       case Lock:
         take_lock(self);
@@ -264,12 +264,9 @@ class WorkerProg : public Program {
   bool woke_ = false;
 };
 
-class MsgProg : public Program {
+class MsgProg : public FutexProgram {
  public:
   MsgProg(MsgThread* m, Shared* sh, int rps_share) : m_(m), sh_(sh), rps_share_(rps_share) {}
-  void push_action(Action a) { push(a); }
-  void push_fn(std::function<void(Kernel&, Task&)> f) { push(std::move(f)); }
-  void then_action(Action a) { then(a); }
 
  protected:
   void step(Kernel& k, Task& self) override {
@@ -298,7 +295,7 @@ class MsgProg : public Program {
       return;
     }
     if (m_->futex_blocked) {
-      futex_wait(this, &m_->futex_blocked, sh_->futex_wait_ns);
+      futex_wait(&m_->futex_blocked, sh_->futex_wait_ns);
       return;
     }
     waiting_ = false;
