@@ -3,12 +3,11 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/run.hpp"
+#include "host/probe.hpp"
 
 namespace schedlab::cli {
 
@@ -44,7 +43,13 @@ void register_run(CLI::App& app) {
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
-    if (!args->json.empty()) write_file_atomic(args->json, json);
+    if (!args->json.empty()) {
+      try {
+        host::write_file_atomic(args->json, json);
+      } catch (const host::HostError& e) {
+        throw UsageError(fmt::format("--json: {}", e.what()));
+      }
+    }
   });
 }
 

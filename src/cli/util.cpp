@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -61,21 +60,5 @@ experiment::RunResult run_guarded(const experiment::RunSpec& spec) {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw UsageError(fmt::format("{}: cannot write", path));
-    f << content;
-    if (!f.good()) {
-      std::remove(tmp.c_str());
-      throw UsageError(fmt::format("{}: write failed", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw UsageError(fmt::format("{}: cannot write", path));
-  }
-}
 
 }  // namespace schedlab::cli

@@ -13,8 +13,6 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& id
 void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable);
 // run_one() with bad input turned into UsageError.
 experiment::RunResult run_guarded(const experiment::RunSpec& spec);
-// Writes a file via a temporary in the same directory and rename(), so no partial file is left.
-void write_file_atomic(const std::string& path, const std::string& content);
 std::vector<std::string> split_commas(const std::string& s);
 // A non-negative 64-bit integer for --seed; throws UsageError.
 uint64_t parse_seed(const std::string& v);
