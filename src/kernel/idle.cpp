@@ -28,7 +28,6 @@ int64_t Kernel::update_idle_cpumask(Rq& rq, bool idle) {
 // do_idle(): set TIF_POLLING_NRFLAG, then loop choosing and entering idle states until
 // need_resched; then flush the call queue and schedule_idle().
 void Kernel::do_idle(Rq& rq) {
-  rq.in_idle_loop = true;
   rq.polling = true;
   rq.poll_timed_out = false;
   // rq->idle_stamp is set by newidle balance; without it, here, so avg_idle still learns.
@@ -197,7 +196,6 @@ void Kernel::idle_loop_next(Rq& rq) {
 // schedule_idle().
 void Kernel::exit_idle_loop(Rq& rq) {
   rq.polling = false;
-  rq.in_idle_loop = false;
   std::vector<KernelStep> steps;
   if (rq.tick_stopped) {
     steps.push_back({KernelPath::IdleExit, cost(m_.costs.nohz_restart_tick_ns)});

@@ -103,9 +103,7 @@ struct Rq {
   Time seg_start;
   double speed = 1.0;                       // SMT co-run throughput factor of the task segment
   std::vector<Irq> pending_irqs;            // arrived while IRQs were off
-  bool in_idle_loop = false;                // inside do_idle() (between entry and exit)
   int idle_state = -1;                      // cpuidle state index while in Mode::Idle
-  int idle_enter_state = -1;                // state traced by cpu_idle
   Time idle_start;
   bool tick_stopped = false;
   sim::EventId tick_event;

@@ -14,7 +14,7 @@ struct Shared {
   kernel::Task* main = nullptr;
   int remaining = 0;  // tasks still running
   sim::Time t0, t1;
-  bool started = false, finished = false;
+  bool finished = false;
 };
 
 class Sender : public Program {

@@ -26,8 +26,6 @@ class PipeWorker : public Program {
       exit_after(exit_ns_, [this](Kernel& k, Task&) { sh_->one_done(k); });
       return;
     }
-    bool first = id_ == 0 ? !wrote_read_ : true;
-    (void)first;
     if (id_ == 0) {
       if (!have_) {
         if (read(*in_, c_, self)) have_ = true;
@@ -58,7 +56,7 @@ class PipeWorker : public Program {
   int64_t exit_ns_;
   Shared* sh_;
   long long i_ = 0;
-  bool have_ = false, sent_ = false, done_ = false, wrote_read_ = false;
+  bool have_ = false, sent_ = false, done_ = false;
 };
 
 }  // namespace
