@@ -40,15 +40,20 @@ void register_run(CLI::App& app) {
     experiment::RunResult r = run_guarded(args->spec);
     std::string json;
     if (!args->json.empty()) json = experiment::to_json(r).dump(2) + "\n";
+    for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
+    std::fflush(stderr);
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
-    if (!args->json.empty()) {
-      try {
-        host::write_file_atomic(args->json, json);
-      } catch (const host::HostError& e) {
-        throw UsageError(fmt::format("--json: {}", e.what()));
-      }
+    // The benchmark's own files (rt-app's logs) and --json: all written, or none.
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& f : r.files) files.emplace_back(f.path, f.content);
+    if (!args->json.empty() && args->json != "-") files.emplace_back(args->json, json);
+    try {
+      if (args->json == "-") host::write_file_atomic("-", json);
+      host::write_files_atomic(files);
+    } catch (const host::HostError& e) {
+      throw UsageError(args->json.empty() ? e.what() : fmt::format("--json: {}", e.what()));
     }
   });
 }
