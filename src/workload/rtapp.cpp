@@ -44,6 +44,10 @@ constexpr int kForksLimit = 1024;          // rt-app.c FORKS_LIMIT (per fork tar
 constexpr int64_t kRuntimeChunkUs = 32;    // the runtime event works in loadwait(32) pieces
 constexpr int64_t kTimingPointBytes = 88;  // sizeof(timing_point_t) on LP64: the log buffer unit
 constexpr size_t kCommLen = 15;            // TASK_COMM_LEN - 1: pthread_setname_np() refuses more
+// A phase whose events neither run, sleep nor block takes no simulated time (the model does not
+// charge rt-app's own bookkeeping); this many such iterations in a row are refused rather than
+// spun through at zero cost.
+constexpr int kMaxTimelessIterations = 1000;
 
 // rt-app's timespec_to_usec() (lround of ns / 1000) and timespec_to_usec_long() (round).
 uint64_t usec(int64_t ns) { return static_cast<uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
@@ -125,7 +129,8 @@ struct Rtapp::State {
       }
     return s;
   }
-  // Called as `th` is about to block: everyone blocked means nobody will ever wake anyone.
+  // Called as a thread is about to block or has exited: if every thread left is blocked, nobody
+  // will ever wake anyone.
   void check_deadlock() {
     for (const auto& t : threads)
       if (!t->exited && !t->blocked) return;
@@ -223,10 +228,14 @@ class ThreadProg : public Program {
     push([this](Kernel&, Task&) { st_->notice(fmt::format("[{}] Exiting.", th_->ind)); });
     exit_after(st_->exit_ns, [this](Kernel& k, Task&) {
       th_->exited = true;
-      if (--st_->live == 0 && st_->cfg->global.duration_s <= 0) {
-        st_->finished = true;
-        k.stop();
+      if (--st_->live == 0) {
+        if (st_->cfg->global.duration_s <= 0) {
+          st_->finished = true;
+          k.stop();
+        }
+        return;
       }
+      st_->check_deadlock();  // the others may all be waiting for something only we could do
     });
   }
 
@@ -246,6 +255,14 @@ class ThreadProg : public Program {
     r.wu_lat = ld_.wu_lat;
     r.missed = ld_.missed;
     th_->rows.push_back(r);
+    timeless_ = t_end == t_start_ ? timeless_ + 1 : 0;
+    if (timeless_ >= kMaxTimelessIterations) {
+      const auto& ph = task_.phases[phase_];
+      throw WorkloadError(fmt::format(
+          "{}:{}: tasks.{}: {} iterations of phase '{}' in a row took no time (its events neither run, "
+          "sleep nor block): the model would spin here at no cost; add a run or sleep event",
+          st_->cfg->file, ph.line, task_.name, timeless_, ph.name));
+    }
     if (++phase_loop_ == task_.phases[phase_].loop) {
       phase_loop_ = 0;
       if (++phase_ == task_.phases.size()) {
@@ -540,6 +557,7 @@ class ThreadProg : public Program {
   size_t ev_ = 0;
   sim::Time t_start_;
   LogData ld_;
+  int timeless_ = 0;  // iterations in a row that took no simulated time
 };
 
 }  // namespace

@@ -109,6 +109,8 @@ struct SchedSpec {
   int64_t runtime_us = 0;  // dl-runtime (or the legacy "runtime" of a thread object)
   int line = 0;            // of the first key that asks for a change
   std::string key;
+  int prio_line = 0;       // of "priority", if given
+  std::string prio_key;
 };
 
 struct Held {
@@ -357,6 +359,8 @@ class Reader {
     if (const Value* v = obj.find("priority")) {
       s.prio = static_cast<int>(integer(*v, path + ".priority", INT32_MIN, INT32_MAX - 1));
       note(*v, "priority");
+      s.prio_line = v->line;
+      s.prio_key = path + ".priority";
     }
     if (const Value* v = obj.find("dl-runtime")) s.runtime_us = integer(*v, path + ".dl-runtime", 0, INT32_MAX);
     for (const char* k : {"dl-period", "dl-deadline"})
@@ -406,10 +410,12 @@ class Reader {
     Sched n;
     n.policy = s.policy ? *s.policy : cur.policy;
     n.prio = s.prio ? *s.prio : (n.policy == Policy::Fifo ? kDefaultRtPriority : 0);
+    int line = s.prio ? s.prio_line : s.line;
+    const std::string& key = s.prio ? s.prio_key : path;
     if (n.policy == Policy::Fifo && (n.prio < 1 || n.prio > 99))
-      fail(s.line, path, fmt::format("SCHED_FIFO priority {} is out of range [1, 99] (pthread_setschedparam() would fail)", n.prio));
+      fail(line, key, fmt::format("SCHED_FIFO priority {} is out of range [1, 99] (pthread_setschedparam() would fail)", n.prio));
     if (n.policy == Policy::Other && (n.prio < -20 || n.prio > 19))
-      fail(s.line, path, fmt::format("nice {} is out of range [-20, 19] (rt-app: \"sched_setattr ... nice invalid\")", n.prio));
+      fail(line, key, fmt::format("nice {} is out of range [-20, 19] (rt-app: \"sched_setattr ... nice invalid\")", n.prio));
     n.slice_ns = cur.slice_ns;
     if (n.policy == Policy::Other && s.runtime_us > 0)
       n.slice_ns = std::clamp<int64_t>(s.runtime_us * 1000, kMinSliceNs, kMaxSliceNs);
