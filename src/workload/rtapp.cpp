@@ -291,6 +291,16 @@ class ThreadProg : public Program {
     then(Action::wake(w->kt, false));
   }
   void futex_syscall(int64_t ns) { then(Action::compute(ns)); }
+  // FUTEX_WAKE of one: the first thread queued when the syscall gets to the queue, if any.
+  void futex_wake_one(std::deque<Thread*>& q) {
+    futex_syscall(st_->futex_wake_ns);
+    then([this, &q](Kernel&, Task&) {
+      if (q.empty()) return;
+      Thread* w = q.front();
+      q.pop_front();
+      wake(w);
+    });
+  }
 
   void lock(MutexObj& m, const rtapp::Event& e) {
     if (m.val == 0) {  // uncontended: a cmpxchg in user space
@@ -321,14 +331,7 @@ class ThreadProg : public Program {
     int old = m.val;
     m.val = 0;
     m.owner = nullptr;
-    if (old != 2) return;
-    futex_syscall(st_->futex_wake_ns);
-    then([this, &m](Kernel&, Task&) {
-      if (m.waiters.empty()) return;
-      Thread* w = m.waiters.front();
-      m.waiters.pop_front();
-      wake(w);
-    });
+    if (old == 2) futex_wake_one(m.waiters);
   }
   void cond_wait(CondObj& c, MutexObj& m, const rtapp::Event& e) {
     c.waiters.push_back(th_);
@@ -374,14 +377,7 @@ class ThreadProg : public Program {
   }
   void sem_post(SemObj& s) {
     s.value++;
-    if (s.nwaiters == 0) return;
-    futex_syscall(st_->futex_wake_ns);
-    then([this, &s](Kernel&, Task&) {
-      if (s.waiters.empty()) return;
-      Thread* w = s.waiters.front();
-      s.waiters.pop_front();
-      wake(w);
-    });
+    if (s.nwaiters > 0) futex_wake_one(s.waiters);
   }
 
   // Work: rt-app's loadwait() runs floor(usec * 1000 / pLoad) loops (per second of usec, so

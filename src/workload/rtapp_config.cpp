@@ -767,7 +767,7 @@ class Reader {
             }
           if (n == 0) continue;
           if (ph.loop <= 0) forever = true;
-          per_loop += n * ph.loop;
+          per_loop = sat_add(per_loop, sat_mul(n, ph.loop));
         }
         if (!line) continue;
         if (t.loop < 0) forever = true;
@@ -775,7 +775,7 @@ class Reader {
           warn(line, key, fmt::format("barrier '{}' in a task created by fork: rt-app counts only the threads created at start, so its forks upset the count", b.name));
         if (t.instances == 0) continue;
         threads += t.instances;
-        uses.push_back({&t, forever ? -1 : per_loop * std::max<int64_t>(t.loop, 0), line, key});
+        uses.push_back({&t, forever ? -1 : sat_mul(per_loop, std::max<int64_t>(t.loop, 0)), line, key});
       }
       if (b.barrier_users > threads)
         fail(b.line, "barrier " + b.name, fmt::format("counts {} users (one per use and instance) but only {} threads use it: it never opens (a thread using it twice counts twice)", b.barrier_users, threads));
@@ -785,6 +785,15 @@ class Reader {
     }
   }
   static std::string times(int64_t n) { return n < 0 ? "forever" : fmt::format("{} times", n); }
+  // Pass counts saturate (loops up to 2^31 each): equal large counts stay equal.
+  static int64_t sat_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+  }
+  static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+  }
 
   const std::string& file_;
   int nr_cpus_;
