@@ -45,15 +45,20 @@ void register_run(CLI::App& app) {
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
-    // The benchmark's own files (rt-app's logs) and --json: all written, or none.
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& f : r.files) files.emplace_back(f.path, f.content);
-    if (!args->json.empty() && args->json != "-") files.emplace_back(args->json, json);
-    try {
-      if (args->json == "-") host::write_file_atomic("-", json);
-      host::write_files_atomic(files);
-    } catch (const host::HostError& e) {
-      throw UsageError(args->json.empty() ? e.what() : fmt::format("--json: {}", e.what()));
+    // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
+    for (const auto& f : r.files) {
+      try {
+        host::write_file_atomic(f.path, f.content);
+      } catch (const host::HostError& e) {
+        throw UsageError(e.what());
+      }
+    }
+    if (!args->json.empty()) {
+      try {
+        host::write_file_atomic(args->json, json);
+      } catch (const host::HostError& e) {
+        throw UsageError(fmt::format("--json: {}", e.what()));
+      }
     }
   });
 }

@@ -566,10 +566,12 @@ std::string default_host_profile_path() {
   return "host.toml";
 }
 
-namespace {
-
-// Writes `text` to a new temp file in path's directory (created if missing); returns its name.
-std::string stage_file(const std::string& path, const std::string& text) {
+void write_file_atomic(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
   fs::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) {
@@ -597,42 +599,11 @@ std::string stage_file(const std::string& path, const std::string& text) {
     off += static_cast<size_t>(n);
   }
   fchmod(fd, 0644);
-  if (::close(fd) != 0) {
+  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     throw HostError(fmt::format("cannot write {}: {}", path, std::strerror(e)));
   }
-  return tmp;
-}
-
-}  // namespace
-
-void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> tmps;
-  auto drop = [&](size_t from) {
-    for (size_t i = from; i < tmps.size(); ++i) ::unlink(tmps[i].c_str());
-  };
-  try {
-    for (const auto& [path, text] : files) tmps.push_back(stage_file(path, text));
-  } catch (...) {
-    drop(0);
-    throw;
-  }
-  for (size_t i = 0; i < files.size(); ++i)
-    if (std::rename(tmps[i].c_str(), files[i].first.c_str()) != 0) {
-      int e = errno;
-      drop(i);
-      throw HostError(fmt::format("cannot write {}: {}", files[i].first, std::strerror(e)));
-    }
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  write_files_atomic({{path, text}});
 }
 
 }  // namespace schedlab::host

@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "machine/machine.hpp"
@@ -83,8 +82,5 @@ std::string default_host_profile_path();
 // Writes `text` to `path` atomically (temp file in the same directory, then rename); creates
 // missing parent directories. "-" writes to stdout. Throws HostError.
 void write_file_atomic(const std::string& path, const std::string& text);
-// Several files, all or none: every one is staged in a temp file first, then all are renamed
-// into place ("-" is not accepted here). Throws HostError.
-void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace schedlab::host

@@ -802,13 +802,16 @@ rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name,
 
 std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& args, int nr_cpus) {
   std::string file;
+  bool log_level = false;  // the verbosity of rt-app's own messages: not modeled
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-l" || a == "--log") {
       if (i + 1 >= args.size()) throw WorkloadError(fmt::format("rt-app: option '{}' needs a value", a));
-      parse_count(a, args[++i], 0, 1000);  // the verbosity of rt-app's own messages: not modeled
+      parse_count(a, args[++i], 0, 1000);
+      log_level = true;
     } else if (a.rfind("--log=", 0) == 0) {
       parse_count("--log", a.substr(6), 0, 1000);
+      log_level = true;
     } else if (a == "-") {
       throw WorkloadError("rt-app: reading the use case from stdin ('-') is not supported: give a file");
     } else if (a.size() > 1 && a[0] == '-') {
@@ -827,6 +830,8 @@ std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& ar
   std::stringstream ss;
   ss << in.rdbuf();
   rtapp::Config cfg = parse_rtapp(ss.str(), file, nr_cpus);
+  if (log_level)
+    cfg.warnings.push_back("rt-app -l: rt-app's log level is not modeled; the report shows its notice lines");
   if (!std::filesystem::is_directory(cfg.global.logdir, ec))
     throw WorkloadError(fmt::format("{}: global.logdir: log directory '{}' does not exist (rt-app: \"Log directory {} "
                                     "not existing!\")",

@@ -40,7 +40,8 @@ class Workload {
   // Upper bound on simulated time; a run that has not finished by then is an error.
   virtual sim::Time time_limit() const { return sim::Time::sec(3600); }
   // The files the tool writes, as it writes them; `schedlab run` writes them after the run
-  // (all or none), `schedlab ab` does not (its runs would overwrite each other).
+  // (each whole, never a partial file), `schedlab ab` does not (its runs would overwrite each
+  // other).
   virtual std::vector<OutputFile> output_files() const { return {}; }
   // Lines for stderr: input accepted without meaning in the model, what the run left undone.
   virtual std::vector<std::string> warnings() const { return {}; }
