@@ -144,6 +144,7 @@ class Reader {
     if (!tasks) fail(1, "tasks", "missing: rt-app needs a \"tasks\" object");
     if (!tasks->is(Type::Object)) type_error(*tasks, "tasks", "an object");
     if (tasks->members.empty()) fail(tasks->line, "tasks", "no task defined");
+    tasks_line_ = tasks->line;
     for (const auto& [name, v] : renamed(tasks->members, "tasks")) parse_task(name, *v);
     check();
     return std::move(cfg_);
@@ -685,8 +686,8 @@ class Reader {
         fail(t.line, "tasks." + t.name, fmt::format("the task loops forever and global.duration is {}: the run would never end (rt-app runs until killed); set a duration or a finite loop", cfg_.global.duration_s));
     }
     if (threads > kMaxThreads)
-      fail(1, "tasks", fmt::format("{} threads at start; the model takes at most {}", threads, kMaxThreads));
-    if (threads == 0) fail(1, "tasks", "every task has \"instance\": 0: no thread would run");
+      fail(tasks_line_, "tasks", fmt::format("{} threads at start; the model takes at most {}", threads, kMaxThreads));
+    if (threads == 0) fail(tasks_line_, "tasks", "every task has \"instance\": 0: no thread would run");
     check_barriers();
   }
 
@@ -797,6 +798,7 @@ class Reader {
 
   const std::string& file_;
   int nr_cpus_;
+  int tasks_line_ = 1;
   Config cfg_;
 };
 

@@ -564,7 +564,7 @@ TEST(RtappGrammar, ErrorsNameFileLineAndKey) {
       {"{\n\"global\": {\n\"ftrace\": \"main,bogus\" },\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1 } } }", "t.json:3: global.ftrace", "invalid ftrace category 'bogus'"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"phases\": {\n\"p\": { \"loop\": 2 } } } } }", "t.json:3: tasks.t.phases.p", "no events"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"phases\": {\n\"p\": { \"run\": 1,\n\"delay\": 5 } } } } }", "t.json:4: tasks.t.phases.p.delay", "task-level key"},
-      {"{\n\"tasks\": { \"t\": { \"run\": 1,\n\"instance\": 0, \"loop\": 1 } } }", "t.json:1: tasks", "no thread would run"},
+      {"{\n\"tasks\": { \"t\": { \"run\": 1,\n\"instance\": 0, \"loop\": 1 } } }", "t.json:2: tasks", "no thread would run"},
   };
   for (const auto& c : cases) {
     std::string e = error_of(c.json);
