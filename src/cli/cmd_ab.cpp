@@ -95,8 +95,9 @@ void register_ab(CLI::App& app) {
       }
     }
     finish_model_options(a->spec, a->idle_disable);
-    try {
-      workload::parse_workload(a->spec.command, 1);
+    try {  // bad input is an error before any run; its warnings are printed once, here
+      auto w = workload::parse_workload(a->spec.command, experiment::load_machine(a->spec).topo.nr_cpus());
+      for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
     } catch (const workload::WorkloadError& e) {
       throw UsageError(e.what());
     }

@@ -40,9 +40,19 @@ void register_run(CLI::App& app) {
     experiment::RunResult r = run_guarded(args->spec);
     std::string json;
     if (!args->json.empty()) json = experiment::to_json(r).dump(2) + "\n";
+    for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
+    std::fflush(stderr);
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
+    // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
+    for (const auto& f : r.files) {
+      try {
+        host::write_file_atomic(f.path, f.content);
+      } catch (const host::HostError& e) {
+        throw UsageError(e.what());
+      }
+    }
     if (!args->json.empty()) {
       try {
         host::write_file_atomic(args->json, json);

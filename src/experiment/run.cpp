@@ -82,6 +82,8 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   r.seed = spec.seed;
   r.command = workload::join(spec.command);
   r.report = w->report();
+  r.files = w->output_files();
+  r.warnings = w->warnings();
   r.metrics = w->metrics();
   r.total = k.total();
   for (int c = 0; c < k.nr_cpus(); ++c) r.per_cpu.push_back(k.rq(c).c);

@@ -28,6 +28,8 @@ struct RunResult {
   uint64_t seed = 0;
   std::string command;
   std::string report;      // the tool's own result lines
+  std::vector<workload::OutputFile> files;  // what the tool writes (rt-app's logs)
+  std::vector<std::string> warnings;        // for stderr (Workload::warnings())
   std::vector<workload::Metric> metrics;
   kernel::CpuCounters total;
   std::vector<kernel::CpuCounters> per_cpu;

@@ -289,8 +289,10 @@ void Kernel::finish_switch(Rq& rq, Task* prev, Task* next) {
 Task* Kernel::pick_next_task(Rq& rq) {
   Task* prev = rq.curr;
   if (prev != rq.idle && prev->on_rq) {
-    if (prev->is_rt())
+    if (prev->is_rt() && !rq.yield_to_tail)
       rq.rt.insert(rq.rt.begin(), prev);  // a preempted RT task stays at the head
+    else if (prev->is_rt())
+      rq.rt.push_back(prev);  // yield_task_rt(): requeue_task_rt() to the tail
     else
       rq.cfs.push_back(prev);
     rq.curr = rq.idle;  // transiently; the caller sets the real next

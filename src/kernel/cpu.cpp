@@ -207,6 +207,9 @@ void Kernel::continue_task(Rq& rq) {
       case Action::Exit:
         task_exit(rq, p);
         return;
+      case Action::Yield:
+        sched_yield(rq);
+        return;
     }
   }
   throw std::logic_error("task program made no progress: " + p->comm);

@@ -55,6 +55,22 @@ void Kernel::place_entity(Rq& rq, Task* p) {
   p->deadline = p->vruntime + p->slice * kNice0Load / p->weight;
 }
 
+// sched_yield() -> do_sched_yield(): the class's yield_task(), then schedule() with prev still
+// runnable. yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline
+// moves one (weighted) slice out, so pick_eevdf() prefers another eligible task if there is
+// one. yield_task_rt(): requeue at the tail of its priority, behind equal-priority tasks.
+// Left out: buddies (not modeled), the syscall entry cost, SCHED_DEADLINE.
+void Kernel::sched_yield(Rq& rq) {
+  Task* p = rq.curr;
+  if (!p->is_rt() && rq.nr_running > 1) {
+    update_curr(rq);
+    p->deadline += p->slice * kNice0Load / p->weight;
+  }
+  rq.yield_to_tail = p->is_rt();
+  schedule(rq, 0);  // pick_next_task() runs synchronously inside
+  rq.yield_to_tail = false;
+}
+
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
 // the queued tasks and curr if it is a runnable fair task.
 Task* Kernel::pick_eevdf(Rq& rq) {

@@ -90,6 +90,7 @@ struct Rq {
   int active_mm = 0;            // the user mm loaded on this CPU (kept lazily across idle)
   bool spin_end_requested = false;
   bool no_spin_once = false;    // IDLE_SPIN: the spin just ended, block for real this time
+  bool yield_to_tail = false;   // sched_yield() of an RT curr: pick_next_task() requeues it last
   bool poll_timed_out = false;  // POLL state hit its time limit in this idle period
   Time spin_hidden_since;       // a fair task waits behind a spinning RT task since
   bool spin_hidden = false;
@@ -223,6 +224,7 @@ class Kernel {
   void schedule(Rq& rq, int mode);    // __schedule(): 0 = SM_NONE, 1 = SM_PREEMPT, -1 = SM_IDLE
   void finish_switch(Rq& rq, Task* prev, Task* next);
   Task* pick_next_task(Rq& rq);
+  void sched_yield(Rq& rq);           // fair.cpp: do_sched_yield() for rq.curr
   void activate_task(Rq& rq, Task* p, bool wakeup);
   void deactivate_task(Rq& rq, Task* p);
   void set_task_cpu(Task* p, int cpu);

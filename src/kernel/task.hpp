@@ -22,6 +22,7 @@ struct Action {
     Sleep,     // hrtimer sleep for `ns`, then runnable again
     CallFunc,  // smp_call_function_single(cpu, handler of `ns`, wait)
     Exit,      // do_exit()
+    Yield,     // sched_yield(): the class's yield_task(), then schedule() (task stays runnable)
   };
   Kind kind = Compute;
   int64_t ns = 0;
@@ -46,6 +47,7 @@ struct Action {
     return a;
   }
   static Action exit() { return {Exit}; }
+  static Action yield() { return {Yield}; }
 };
 
 // A task's program: a state machine asked for its next step whenever the previous one is done.

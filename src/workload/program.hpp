@@ -14,6 +14,12 @@ using kernel::Action;
 using kernel::Kernel;
 using kernel::Task;
 
+// Linux's default timer slack for SCHED_OTHER tasks (timer_slack_ns = 50 us): a sleep of s is an
+// hrtimer range [s, s + slack], and on an otherwise quiet timer base it fires at the hard end
+// (the clock event is programmed for the hard expiry). Real-time tasks get no slack
+// (hrtimer_nanosleep(): rt_task(current) -> slack 0).
+inline constexpr int64_t kTimerSlackNs = 50000;
+
 // Counts down a benchmark's tasks: the last one to finish records the end time and stops the run.
 struct Completion {
   int remaining = 0;
@@ -49,8 +55,10 @@ class Program : public kernel::Behavior {
   virtual void step(Kernel& k, Task& self) = 0;
   void push(Action a) { queue_.push_back(Item{a, nullptr}); }
   void push(std::function<void(Kernel&, Task&)> fn) { queue_.push_back(Item{{}, std::move(fn)}); }
-  // From inside a queued function: run this action next (in call order).
+  // From inside a queued function: run this action (or function) next, in call order, before
+  // anything queued earlier. A function run this way may itself call then().
   void then(Action a) { inserted_.push_back(Item{a, nullptr}); }
+  void then(std::function<void(Kernel&, Task&)> fn) { inserted_.push_back(Item{{}, std::move(fn)}); }
 
   // The end of a task: do_exit() work, then `last` (e.g. tell whoever waits), then exit.
   void exit_after(int64_t exit_ns, std::function<void(Kernel&, Task&)> last) {

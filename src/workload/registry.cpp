@@ -11,6 +11,7 @@
 #include "workload/schbench.hpp"
 #include "workload/tbench.hpp"
 #include "workload/perf_pipe.hpp"
+#include "workload/rtapp.hpp"
 #include "workload/options.hpp"
 #include "workload/workload.hpp"
 
@@ -215,6 +216,10 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
        "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
        "extension); prints netperf's TCP_RR table (Trans. Rate per sec)"},
+      {"rt-app", "rt-app [-l LEVEL] FILE.json",
+       "rt-app: threads described by a JSON use case (run, sleep, timer, mutexes, conditions, "
+       "barriers, fork, ...); writes rt-app's per-thread logs; metrics: wakeup latency, slack, "
+       "missed periods per task"},
       {"taskset", "taskset -c LIST|MASK <benchmark ...>",
        "prefix: every task of the benchmark may run only on those CPUs (as taskset does)"},
   };
@@ -263,6 +268,7 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
   if (tool == "tbench") return std::make_unique<Tbench>(parse_tbench_options(args));
   if (tool == "schbench") return std::make_unique<Schbench>(parse_schbench_options(args, nr_cpus));
   if (tool == "netperf") return std::make_unique<Netperf>(parse_netperf_options(args, nr_cpus));
+  if (tool == "rt-app") return parse_rtapp_command(args, nr_cpus);
   if (tool == "insmod") {
     if (args.empty() || !(args[0] == "ipistorm.ko" || args[0].ends_with("/ipistorm.ko")))
       throw WorkloadError("insmod: only 'insmod ipistorm.ko ...' is modeled");

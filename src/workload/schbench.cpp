@@ -69,9 +69,6 @@ namespace {
 // request (-F 256 -n 5: 5 x 104^3 iterations) take about 8.4 ms of CPU, which matches the
 // ~8.5 ms p50 request latency of published saturated runs on x86 servers.
 constexpr double kMatmulNsPerIteration = 1.5;
-// Linux's default timer slack for SCHED_OTHER tasks (timer_slack_ns = 50 us): usleep(s) is an
-// hrtimer range [s, s + slack]; on an otherwise quiet timer base it fires at the hard end.
-constexpr int64_t kTimerSlackNs = 50000;
 // Model granularity of spinning on the per-CPU lock: the spinner re-checks the lock this often
 // (it notices a release at most this late). Finer steps cost simulation time.
 constexpr int64_t kLockSpinStepNs = 1000;

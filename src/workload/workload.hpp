@@ -22,6 +22,12 @@ struct Metric {
   bool higher_is_better = false;
 };
 
+// A file the real tool writes (rt-app's per-thread logs).
+struct OutputFile {
+  std::string path;
+  std::string content;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
@@ -33,6 +39,12 @@ class Workload {
   virtual std::vector<Metric> metrics() const = 0;
   // Upper bound on simulated time; a run that has not finished by then is an error.
   virtual sim::Time time_limit() const { return sim::Time::sec(3600); }
+  // The files the tool writes, as it writes them; `schedlab run` writes them after the run
+  // (each whole, never a partial file), `schedlab ab` does not (its runs would overwrite each
+  // other).
+  virtual std::vector<OutputFile> output_files() const { return {}; }
+  // Lines for stderr: input accepted without meaning in the model, what the run left undone.
+  virtual std::vector<std::string> warnings() const { return {}; }
   // CPUs the benchmark's tasks may run on (`taskset -c LIST <benchmark>`); empty = all.
   const std::vector<int>& affinity() const { return affinity_; }
   void set_affinity(std::vector<int> cpus) { affinity_ = std::move(cpus); }

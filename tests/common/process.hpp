@@ -22,13 +22,14 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `SCHEDLAB_BINARY <args>` through the shell (args are passed verbatim).
-inline ProcResult run_schedlab(const std::string& args) {
+// Runs `SCHEDLAB_BINARY <args>` through the shell (args are passed verbatim), in directory
+// `cwd` if one is given.
+inline ProcResult run_schedlab(const std::string& args, const std::string& cwd = "") {
   static int counter = 0;
   std::string base = std::string("/tmp/schedlab_test_") + std::to_string(::getpid()) + "_" +
                      std::to_string(counter++);
-  std::string cmd = std::string(SCHEDLAB_BINARY) + " " + args + " >" + base + ".out 2>" + base +
-                    ".err </dev/null";
+  std::string cmd = (cwd.empty() ? std::string() : "cd '" + cwd + "' && ") + std::string(SCHEDLAB_BINARY) +
+                    " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
   int rc = std::system(cmd.c_str());
   ProcResult r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
