@@ -8,91 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../common/catalogue_case.hpp"
 #include "../common/process.hpp"
 
 namespace fs = std::filesystem;
+using schedlab::fixture::kPlanned;
+using schedlab::fixture::line_of;
 using schedlab::fixture::run_schedlab;
+const std::string kCase = schedlab::fixture::kValidCase;
 
 namespace {
 
-const char* const kCase = R"TOML(title = "IDLE_SPIN on a pipe ping-pong (test)"
-
-[source]
-thread = "[PATCH] test"
-message_id = "cli-test@example.org"
-url = "https://lore.kernel.org/lkml/cli-test@example.org/"
-date = "2024-01-01"
-author = "A Tester"
-notes = "notes/n.md"
-
-[machine]
-profile = "tiny-4"
-cpu = "test"
-sockets = 1
-cores_per_socket = 2
-threads_per_core = 2
-llc = "one"
-idle_states = "all"
-boost = "n/a"
-governor = "n/a"
-
-[kernel]
-base = "base"
-test = "test"
-
-[published]
-commands = ["perf bench sched pipe"]
-statistic = "usecs/op"
-runs = "5"
-higher_is_better = false
-unit = "us/op"
-base = 10.0
-test = 5.0
-doubts = "none"
-
-[model]
-command = "perf bench sched pipe -l 200"
-metric = "usecs_per_op"
-base_features = ""
-test_features = "IDLE_SPIN"
-runs = 2
-scaling = "200 loops"
-lacks = "nothing"
-
-[band]
-direction = "better"
-factor = 3.0
-justification = "test"
-)TOML";
-
-const char* const kPlanned = R"TOML([[feature]]
-name = "NEW_THING"
-kind = "feature"
-default_on = true
-summary = "a change the model lacks"
-notes = "notes/n.md"
-)TOML";
-
-class ReproduceCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("schedlab-reproduce-cli-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "notes");
-    std::ofstream(dir_ / "notes" / "n.md") << "notes\n";
-    std::ofstream(dir_ / "features.toml") << kPlanned;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-  std::string dir() const { return dir_.string(); }
-  fs::path dir_;
-};
-
-std::string with(std::string s, const std::string& from, const std::string& to) {
-  s.replace(s.find(from), from.size(), to);
-  return s;
-}
+using ReproduceCli = schedlab::fixture::CatalogueTempDir;
 
 }  // namespace
 
@@ -113,12 +40,12 @@ TEST(ReproduceShipped, ListShowsEveryCaseWithItsSource) {
 
 TEST_F(ReproduceCli, MalformedFileIsOneErrorWithFileAndLine) {
   write("good.toml", kCase);
-  write("bad.toml", with(kCase, "factor = 3.0", "factor = 0.1"));
+  write("bad.toml", schedlab::fixture::replace(kCase, "factor = 3.0", "factor = 0.1"));
   for (const char* extra : {"--list", ""}) {
     auto r = run_schedlab("reproduce --catalogue " + dir() + " " + extra);
     EXPECT_EQ(r.status, 2);
     EXPECT_TRUE(r.out.empty()) << r.out;
-    std::string want = "schedlab: error: " + (dir_ / "bad.toml").string() + ":47: factor must be a number >= 1\n";
+    std::string want = "schedlab: error: " + (dir_ / "bad.toml").string() + ":" + std::to_string(line_of(kCase, "factor =")) + ": factor must be a number >= 1\n";
     EXPECT_EQ(r.err, want);
   }
 }
@@ -137,7 +64,7 @@ TEST_F(ReproduceCli, BadArgumentsAreErrors) {
 
 TEST_F(ReproduceCli, RunsCasesAndReportsTheOnesItCannotRun) {
   write("a-spin.toml", kCase);
-  write("b-needs.toml", with(kCase, "test_features = \"IDLE_SPIN\"", "test_features = \"NO_NEW_THING\""));
+  write("b-needs.toml", schedlab::fixture::replace(kCase, "test_features = \"IDLE_SPIN\"", "test_features = \"NO_NEW_THING\""));
   auto r = run_schedlab("reproduce --catalogue " + dir() + " --jobs 1");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find(" of 2 in band (1 ran"), std::string::npos) << r.out;

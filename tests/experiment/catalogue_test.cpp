@@ -11,112 +11,22 @@
 
 #include "experiment/catalogue.hpp"
 #include "experiment/reproduce.hpp"
+#include "../common/catalogue_case.hpp"
 
 namespace fs = std::filesystem;
 using namespace schedlab;
 using namespace schedlab::experiment;
+using schedlab::fixture::kPlanned;
+using schedlab::fixture::kValidCase;
+using schedlab::fixture::line_of;
+using schedlab::fixture::replace;
 
 namespace {
 
 const std::string kPublished = std::string(SCHEDLAB_SOURCE_DIR) + "/published";
 
-// A valid case on tiny-4 that runs in well under a second.
-const char* const kValidCase = R"TOML(title = "IDLE_SPIN halves pipe ping-pong time (test case)"
-
-[source]
-thread = "[PATCH] a test thread"
-message_id = "test@example.org"
-url = "https://lore.kernel.org/lkml/test@example.org/"
-date = "2024-01-01"
-author = "A Tester"
-notes = "notes/test.md"
-
-[machine]
-profile = "tiny-4"
-cpu = "test"
-sockets = 1
-cores_per_socket = 2
-threads_per_core = 2
-llc = "one LLC"
-idle_states = "all"
-boost = "n/a"
-governor = "n/a"
-
-[kernel]
-base = "base"
-test = "base + IDLE_SPIN"
-
-[published]
-commands = ["perf bench sched pipe"]
-statistic = "usecs/op"
-runs = "5"
-higher_is_better = false
-unit = "us/op"
-base = 10.0
-test = 5.0
-pct = 50.0
-doubts = "none"
-
-[model]
-command = "perf bench sched pipe -l 200"
-metric = "usecs_per_op"
-base_features = ""
-test_features = "IDLE_SPIN"
-runs = 2
-scaling = "200 loops"
-lacks = "nothing"
-
-[band]
-direction = "better"
-factor = 3.0
-justification = "test"
-)TOML";
-
-const char* const kPlanned = R"TOML([[feature]]
-name = "NEW_THING"
-kind = "feature"
-default_on = false
-summary = "a change the model lacks"
-notes = "notes/test.md"
-
-[[feature]]
-name = "GOVERNOR_X"
-kind = "capability"
-implemented = false
-summary = "a mechanism the model lacks"
-notes = "notes/test.md"
-)TOML";
-
-// 1-based line of the first line containing `needle`.
-int line_of(const std::string& text, const std::string& needle) {
-  std::istringstream in(text);
-  int n = 0;
-  for (std::string l; std::getline(in, l);) {
-    ++n;
-    if (l.find(needle) != std::string::npos) return n;
-  }
-  return 0;
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  auto p = s.find(from);
-  EXPECT_NE(p, std::string::npos) << from;
-  if (p != std::string::npos) s.replace(p, from.size(), to);
-  return s;
-}
-
-class CatalogueDir : public ::testing::Test {
+class CatalogueDir : public fixture::CatalogueTempDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("schedlab-catalogue-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "notes");
-    std::ofstream(dir_ / "notes" / "test.md") << "notes\n";
-    std::ofstream(dir_ / "features.toml") << kPlanned;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string file() const { return (dir_ / "case.toml").string(); }
   std::vector<PlannedFeature> planned() const { return parse_planned_features(kPlanned, "features.toml"); }
   Case parse(const std::string& text) const { return parse_case(text, file(), dir_.string(), planned()); }
@@ -134,7 +44,6 @@ class CatalogueDir : public ::testing::Test {
       EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
     }
   }
-  fs::path dir_;
 };
 
 }  // namespace
