@@ -230,6 +230,14 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
     }
     any = false;
     for (const auto& o : outcomes) {
+      if (o.status != CaseStatus::InBand) continue;
+      if (!any) out += "\n## In band\n\n";
+      any = true;
+      out += fmt::format("- {}: model {} vs published {}. {}\n", o.c->name, model_str(o), published_str(*o.c),
+                         o.c->model.lacks);
+    }
+    any = false;
+    for (const auto& o : outcomes) {
       if (o.status != CaseStatus::NotRunnable) continue;
       if (!any) out += "\n## Not runnable yet\n\n";
       any = true;
