@@ -1,11 +1,12 @@
 # schedlab: the two commands from the README.
 #   make demo   set up, build, run the demo
 #   make test   set up, build, run the test suite (ctest)
+#   make reproduce   run the published-results catalogue and regenerate docs/reproduction.md
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all setup build test demo bench clean
+.PHONY: all setup build test demo bench reproduce clean
 
 all: build
 
@@ -26,6 +27,9 @@ demo: build
 
 bench: build
 	$(BUILD)/schedlab-bench
+
+reproduce: build
+	SCHEDLAB=$(BUILD)/schedlab bash scripts/reproduction.sh
 
 clean:
 	rm -rf $(BUILD)

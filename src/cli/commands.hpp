@@ -19,5 +19,6 @@ void register_compare(CLI::App& app);    // cmd_compare.cpp
 void register_ab(CLI::App& app);         // cmd_ab.cpp
 void register_host(CLI::App& app);       // cmd_host.cpp: host probe|calibrate|bench
 void register_validate(CLI::App& app);   // cmd_validate.cpp
+void register_reproduce(CLI::App& app);  // cmd_reproduce.cpp
 
 }  // namespace schedlab::cli

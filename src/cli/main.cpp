@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::register_ab(app);
   cli::register_host(app);
   cli::register_validate(app);
+  cli::register_reproduce(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -58,8 +58,21 @@ const std::vector<CounterMetric>& ab_counters() {
   return c;
 }
 
+namespace {
+RunSpec side_spec(const AbSpec& spec, bool test) {
+  RunSpec s = spec.base;
+  const auto& sets = test ? spec.test_sets : spec.base_sets;
+  const auto& idle = test ? spec.test_idle_disable : spec.base_idle_disable;
+  s.sets.insert(s.sets.end(), sets.begin(), sets.end());
+  s.idle_disable.insert(s.idle_disable.end(), idle.begin(), idle.end());
+  s.features = test ? spec.test_features : spec.base_features;
+  return s;
+}
+}  // namespace
+
 AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progress) {
-  machine::Machine m = load_machine(spec.base);
+  const RunSpec side[2] = {side_spec(spec, false), side_spec(spec, true)};
+  const machine::Machine m[2] = {load_machine(side[0]), load_machine(side[1])};
   const int n = spec.runs;
   const int total = 2 * n;
   AbResult r;
@@ -79,12 +92,11 @@ AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progres
       }
       int idx = i / 2;
       bool test = i % 2 == 1;
-      RunSpec s = spec.base;
-      s.features = test ? spec.test_features : spec.base_features;
+      RunSpec s = side[test];
       s.seed = spec.first_seed + idx;
       s.sink = nullptr;
       try {
-        RunResult res = run_one(m, s);
+        RunResult res = run_one(m[test], s);
         std::lock_guard<std::mutex> g(mu);
         (test ? r.test : r.base)[idx] = std::move(res);
         ++done;

@@ -14,6 +14,10 @@ struct AbSpec {
   RunSpec base;        // features = the --base set; machine, command, sets shared
   std::string base_features;
   std::string test_features;
+  // Per-side settings on top of base.sets / base.idle_disable, for comparisons that differ in a
+  // machine setting rather than (only) in features (e.g. a guest with and without a polling state).
+  std::vector<std::string> base_sets, test_sets;
+  std::vector<std::string> base_idle_disable, test_idle_disable;
   int runs = 10;
   int jobs = 1;
   uint64_t first_seed = 1;

@@ -16,6 +16,7 @@
 
 #include "machine/machine.hpp"
 #include "machine/params_table.hpp"
+#include "machine/toml_reader.hpp"
 
 namespace schedlab::machine {
 
@@ -34,13 +35,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
   return out;
-}
-
-// Messages are one line: a newline inside a quoted key or a --set argument is shown escaped.
-std::string one_line(std::string s) {
-  for (size_t i = 0; (i = s.find_first_of("\r\n", i)) != std::string::npos; i += 2)
-    s.replace(i, 1, s[i] == '\n' ? "\\n" : "\\r");
-  return s;
 }
 
 std::string fmt_num(double v) {
@@ -162,97 +156,9 @@ std::optional<Problem> check_machine(const Machine& m) {
 
 // ---- TOML reading --------------------------------------------------------------------------
 
-const char* type_name(toml::node_type t) {
-  switch (t) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    case toml::node_type::none: return "nothing";
-  }
-  return "?";
-}
-
-class Reader {
+class Reader : public TomlReader<ProfileError> {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail_at(uint32_t line, const std::string& what) const {
-    if (line == 0) throw ProfileError(one_line(fmt::format("{}: {}", file_, what)));
-    throw ProfileError(one_line(fmt::format("{}:{}: {}", file_, line, what)));
-  }
-  [[noreturn]] void fail(const toml::node& n, const std::string& what) const {
-    fail_at(n.source().begin.line, what);
-  }
-  [[noreturn]] void fail_where(const std::string& where, const std::string& what) const {
-    fail_at(line_of(where), what);
-  }
-
-  void note(const std::string& path, const toml::node& n) { lines_[path] = n.source().begin.line; }
-
-  // Line of a key path, or of its closest enclosing table that has one.
-  uint32_t line_of(std::string where) const {
-    while (!where.empty()) {
-      if (auto it = lines_.find(where); it != lines_.end() && it->second) return it->second;
-      auto dot = where.rfind('.');
-      if (dot == std::string::npos) break;
-      where.resize(dot);
-    }
-    return 0;
-  }
-
-  // A table's entries must all be in `allowed`.
-  void reject_unknown(const toml::table& t, const std::string& table_label,
-                      const std::vector<std::string>& allowed) const {
-    for (auto&& [k, v] : t) {
-      std::string key(k.str());
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        uint32_t line = k.source().begin.line ? k.source().begin.line : v.source().begin.line;
-        fail_at(line, fmt::format("unknown key '{}' in {}", key, table_label));
-      }
-    }
-  }
-
-  const toml::table& table(const toml::table& root, const char* name) {
-    const toml::node* n = root.get(name);
-    if (!n) fail_at(0, fmt::format("missing [{}] table", name));
-    if (!n->is_table()) fail(*n, fmt::format("'{}' must be a table, not {}", name, type_name(n->type())));
-    note(name, *n);
-    return *n->as_table();
-  }
-
-  const toml::node& require(const toml::table& t, const std::string& path, const std::string& key,
-                            const std::string& table_label) {
-    const toml::node* n = t.get(key);
-    if (!n) fail_at(line_of(path), fmt::format("missing key '{}' in {}", key, table_label));
-    note(path + "." + key, *n);
-    return *n;
-  }
-
-  int64_t get_int(const toml::node& n, const std::string& key) const {
-    if (!n.is_integer()) fail(n, fmt::format("{} must be an integer, not {}", key, type_name(n.type())));
-    return n.as_integer()->get();
-  }
-  double get_real(const toml::node& n, const std::string& key) const {
-    if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
-    if (!n.is_floating_point())
-      fail(n, fmt::format("{} must be a number, not {}", key, type_name(n.type())));
-    return n.as_floating_point()->get();
-  }
-  bool get_bool(const toml::node& n, const std::string& key) const {
-    if (!n.is_boolean())
-      fail(n, fmt::format("{} must be true or false, not {}", key, type_name(n.type())));
-    return n.as_boolean()->get();
-  }
-  std::string get_string(const toml::node& n, const std::string& key) const {
-    if (!n.is_string()) fail(n, fmt::format("{} must be a string, not {}", key, type_name(n.type())));
-    return n.as_string()->get();
-  }
+  using TomlReader::TomlReader;
 
   void read_ref(const toml::node& n, const std::string& key, const FieldRef& ref) const {
     std::visit(
@@ -264,10 +170,6 @@ class Reader {
         },
         ref);
   }
-
- private:
-  std::string file_;
-  std::map<std::string, uint32_t> lines_;
 };
 
 std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
@@ -276,13 +178,7 @@ std::string file_stem(const std::string& path) { return fs::path(path).stem().st
 
 Machine parse_profile(const std::string& toml_text, const std::string& source_name) {
   Reader rd(source_name);
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source_name);
-  } catch (const toml::parse_error& e) {
-    rd.fail_at(e.source().begin.line,
-               fmt::format("TOML syntax error at column {}: {}", e.source().begin.column, e.description()));
-  }
+  toml::table root = rd.parse(toml_text);
 
   Machine m;
   m.name = file_stem(source_name);

@@ -12,7 +12,9 @@ using namespace schedlab::machine;
 using namespace schedlab::machine::testing;
 
 namespace {
-const std::vector<std::string> kProfiles = {"emag-32", "epyc-milan-2s", "spr-2s", "tiny-4"};
+const std::vector<std::string> kProfiles = {"emag-32",      "epyc-bergamo-2s", "epyc-milan-2s",
+                                            "icx-2s",       "kvm-arm64-guest", "spr-1s-56c",
+                                            "spr-2s",       "thunderx2-2s",    "tiny-4"};
 }
 
 TEST(machineProfile, ListsBuiltInProfiles) { EXPECT_EQ(list_profiles(), kProfiles); }

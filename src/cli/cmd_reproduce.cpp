@@ -1,0 +1,88 @@
+// schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--format text|markdown|json]
+//                    [--catalogue DIR]
+// Runs the published-results catalogue (published/*.toml) on the model and says, per case,
+// whether the model lands in the band the case set before it was run.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "experiment/reproduce.hpp"
+
+namespace schedlab::cli {
+
+namespace {
+struct ReproduceArgs {
+  bool list = false;
+  std::vector<std::string> cases;
+  int runs = 0;
+  int jobs = 0;
+  std::string format = "text";
+  std::string dir;
+};
+}  // namespace
+
+void register_reproduce(CLI::App& app) {
+  auto a = std::make_shared<ReproduceArgs>();
+  auto* cmd = app.add_subcommand(
+      "reproduce", "Run the published-results catalogue: published vs model per case, in band or not");
+  cmd->add_flag("--list", a->list, "list the cases with their source and whether they can run now");
+  cmd->add_option("case", a->cases, "case names (file stems in the catalogue); default: all");
+  cmd->add_option("--runs", a->runs, "runs per side for every case (default: each case's own)")
+      ->check(CLI::Range(2, 1000));
+  cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--format", a->format, "text, markdown or json")->capture_default_str();
+  cmd->add_option("--catalogue", a->dir, "catalogue directory (default: the source tree's published/, or "
+                                         "$SCHEDLAB_PUBLISHED)");
+  cmd->callback([a] {
+    auto fmt_opt = report::parse_format(a->format);
+    if (!fmt_opt || *fmt_opt == report::Format::Csv)
+      throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown or json)", a->format));
+    experiment::Catalogue cat;
+    try {
+      cat = experiment::load_catalogue(a->dir.empty() ? experiment::default_catalogue_dir() : a->dir);
+    } catch (const experiment::CatalogueError& e) {
+      throw UsageError(e.what());
+    }
+    std::vector<const experiment::Case*> chosen;
+    for (const auto& name : a->cases) {
+      const experiment::Case* c = cat.find(name);
+      if (!c) throw UsageError(fmt::format("unknown case '{}' (see `schedlab reproduce --list`)", name));
+      chosen.push_back(c);
+    }
+    if (a->cases.empty())
+      for (const auto& c : cat.cases) chosen.push_back(&c);
+    if (a->list) {
+      fmt::print("{}", experiment::render_case_list(cat, chosen, *fmt_opt));
+      return;
+    }
+    experiment::ReproduceOptions opt;
+    opt.runs = a->runs;
+    opt.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const bool tty = isatty(2);
+    std::vector<experiment::CaseOutcome> outcomes;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      const auto& c = *chosen[i];
+      auto progress = [&](int done, int total) {
+        if (tty)
+          fmt::print(stderr, "\rreproduce: [{}/{}] {}: {}/{} runs", i + 1, chosen.size(), c.name, done, total);
+        else if (done == total)
+          fmt::print(stderr, "reproduce: [{}/{}] {}: {} runs done\n", i + 1, chosen.size(), c.name, total);
+        if (tty && done == total) fmt::print(stderr, "\n");
+      };
+      if (!c.runnable())
+        fmt::print(stderr, "reproduce: [{}/{}] {}: not runnable yet\n", i + 1, chosen.size(), c.name);
+      try {
+        outcomes.push_back(experiment::reproduce_case(c, opt, progress));
+      } catch (const experiment::CatalogueError& e) {
+        throw UsageError(e.what());
+      }
+    }
+    // Results only once every case has run, so an error leaves no partial output.
+    fmt::print("{}", experiment::render_reproduce(cat, outcomes, *fmt_opt));
+  });
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,55 @@
+// `schedlab reproduce`: runs catalogue cases (published results) on their machine profiles as
+// A/B series and says whether the model lands in each case's band.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiment/ab.hpp"
+#include "experiment/catalogue.hpp"
+#include "report/report.hpp"
+
+namespace schedlab::experiment {
+
+enum class CaseStatus { InBand, Miss, NotRunnable };
+
+struct CounterMeans {
+  std::string name, unit;
+  double base = 0, test = 0;
+};
+
+struct CaseOutcome {
+  const Case* c = nullptr;
+  CaseStatus status = CaseStatus::NotRunnable;
+  // Filled when the case ran:
+  int runs = 0;                // per side
+  std::string unit;            // of the model metric
+  bool higher_is_better = false;
+  double base_mean = 0, test_mean = 0;
+  double gain = 0;             // test performance over base performance
+  double pct = 0;              // pct imp as the A/B table prints it (+ = better)
+  double ks_p = 1;
+  std::vector<CounterMeans> counters;  // the A/B key counters, mean per run
+};
+
+struct ReproduceOptions {
+  int runs = 0;  // per side; 0 = each case's own
+  int jobs = 1;
+};
+
+// The A/B spec of a case (its machine, command, sides, runs).
+AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt);
+// Runs one case (or reports it not runnable). progress(done, total) counts runs of this case.
+// Throws CatalogueError when the model's benchmark has no such metric.
+CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
+                           const std::function<void(int, int)>& progress = nullptr);
+
+// Output: text and markdown tables (a row per case, then what missed and what is not runnable),
+// or one JSON document. Byte-deterministic for given outcomes.
+std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f);
+// `--list`: the cases with their source, machine, sides and whether they can run now.
+std::string render_case_list(const Catalogue& cat, const std::vector<const Case*>& cases, report::Format f);
+// "k of n in band (...)".
+std::string summary_line(const std::vector<CaseOutcome>& outcomes);
+
+}  // namespace schedlab::experiment
