@@ -5,6 +5,34 @@
 
 namespace schedlab::sim {
 
+// A pooled event holding a callback; its slot is reused once it has run or been cancelled.
+struct EventQueue::Callback final : Event {
+  EventQueue* q = nullptr;
+  uint32_t slot = 0;
+  uint32_t gen = 0;
+  Fn fn;
+  void process() override {
+    Fn f = std::move(fn);
+    fn = nullptr;
+    ++gen;
+    q->free_.push_back(slot);
+    f();
+  }
+};
+
+EventQueue::EventQueue() = default;
+EventQueue::~EventQueue() = default;
+
+void EventQueue::schedule(Event& e, Time t) {
+  if (t < now_) throw std::logic_error("event scheduled in the past");
+  if (e.scheduled_) throw std::logic_error("event scheduled twice");
+  e.when_ = t;
+  e.seq_ = seq_++;
+  e.scheduled_ = true;
+  heap_.push_back(Entry{t, e.seq_, &e});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
 EventId EventQueue::at(Time t, Fn fn) {
   if (t < now_) throw std::logic_error("event scheduled in the past");
   uint32_t slot;
@@ -12,27 +40,29 @@ EventId EventQueue::at(Time t, Fn fn) {
     slot = free_.back();
     free_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slot = static_cast<uint32_t>(callbacks_.size());
+    callbacks_.push_back(std::make_unique<Callback>());
+    callbacks_.back()->q = this;
+    callbacks_.back()->slot = slot;
   }
-  Slot& s = slots_[slot];
-  s.fn = std::move(fn);
-  s.live = true;
-  heap_.push_back(Entry{t, seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), later);
-  return EventId{slot, s.gen};
+  Callback& c = *callbacks_[slot];
+  c.fn = std::move(fn);
+  schedule(c, t);
+  return EventId{slot, c.gen};
 }
 
 bool EventQueue::pending(const EventId& id) const {
-  return id.valid() && id.slot < slots_.size() && slots_[id.slot].gen == id.gen &&
-         slots_[id.slot].live;
+  return id.valid() && id.slot < callbacks_.size() && callbacks_[id.slot]->gen == id.gen &&
+         callbacks_[id.slot]->scheduled_;
 }
 
 void EventQueue::cancel(EventId& id) {
   if (pending(id)) {
-    Slot& s = slots_[id.slot];
-    s.live = false;
-    s.fn = nullptr;
+    Callback& c = *callbacks_[id.slot];
+    c.scheduled_ = false;
+    c.fn = nullptr;
+    ++c.gen;
+    free_.push_back(id.slot);
   }
   id = EventId{};
 }
@@ -40,25 +70,17 @@ void EventQueue::cancel(EventId& id) {
 void EventQueue::run(Time until) {
   stopped_ = false;
   while (!heap_.empty() && !stopped_) {
-    Entry e = heap_.front();
-    if (e.t > until) break;
+    Entry top = heap_.front();
+    if (top.t > until) break;
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
-    Slot& s = slots_[e.slot];
-    if (s.live) {
-      now_ = e.t;
-      Fn fn = std::move(s.fn);
-      s.fn = nullptr;
-      s.live = false;
-      s.gen++;
-      free_.push_back(e.slot);
-      ++events_run_;
-      fn();
-      if (after_each_) after_each_();
-    } else {
-      s.gen++;
-      free_.push_back(e.slot);
-    }
+    Event& e = *top.e;
+    if (!e.scheduled_ || e.seq_ != top.seq) continue;  // cancelled or re-armed since
+    now_ = top.t;
+    e.scheduled_ = false;
+    ++events_run_;
+    e.process();
+    if (after_each_) after_each_();
   }
 }
 

@@ -1,15 +1,44 @@
 // Discrete-event queue. Events run in time order; events at the same time run in the order
 // they were scheduled (insertion sequence), so a run is fully deterministic.
+//
+// Two ways to schedule:
+// - an Event object owned by a component (a CPU's segment end, its tick, a task's hrtimer), as
+//   gem5's components own their events: scheduled, re-armed and cancelled without allocating;
+// - a callback (at()/after()), kept in a pooled event; for tests and rare harness timers.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/time.hpp"
 
 namespace schedlab::sim {
 
-// Identifies a scheduled event so that it can be cancelled. A default handle is empty.
+class EventQueue;
+
+// An event a component owns. Must outlive every EventQueue::run() it is scheduled in.
+class Event {
+ public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  virtual ~Event() = default;
+  bool scheduled() const { return scheduled_; }
+  Time when() const { return when_; }
+
+ protected:
+  // Runs the event (the queue's clock is at when()); it may schedule itself again.
+  virtual void process() = 0;
+
+ private:
+  friend class EventQueue;
+  Time when_;
+  uint64_t seq_ = 0;
+  bool scheduled_ = false;
+};
+
+// Identifies a callback event so that it can be cancelled. A default handle is empty.
 struct EventId {
   uint32_t slot = UINT32_MAX;
   uint32_t gen = 0;
@@ -20,37 +49,53 @@ class EventQueue {
  public:
   using Fn = std::function<void()>;
 
+  EventQueue();
+  ~EventQueue();
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
   Time now() const { return now_; }
+
+  // --- owned events ---
+  // Schedules e at absolute time t (t >= now()); e must not be scheduled already.
+  void schedule(Event& e, Time t);
+  // Cancels e if it is scheduled, then schedules it at t.
+  void reschedule(Event& e, Time t) {
+    e.scheduled_ = false;
+    schedule(e, t);
+  }
+  // Cancels e; a no-op if it is not scheduled.
+  void deschedule(Event& e) { e.scheduled_ = false; }
+
+  // --- callbacks ---
   // Schedules fn at absolute time t (t >= now()).
   EventId at(Time t, Fn fn);
   EventId after(Time d, Fn fn) { return at(now_ + d, std::move(fn)); }
-  // Cancels a pending event; cancelling an event that already ran or was cancelled is a no-op.
+  // Cancels a pending callback; cancelling one that already ran or was cancelled is a no-op.
   void cancel(EventId& id);
   bool pending(const EventId& id) const;
+
   // Runs events until the queue is empty, stop() is called, or the next event is after `until`.
   void run(Time until = Time::max());
   void stop() { stopped_ = true; }
   // Called after every event (used by the sanity checker); empty = nothing.
   void set_after_each(Fn fn) { after_each_ = std::move(fn); }
   uint64_t events_run() const { return events_run_; }
-  size_t size() const { return heap_.size(); }
 
  private:
+  // A cancelled or re-armed event leaves its entry behind; it is skipped when it comes up
+  // (its sequence number no longer matches the event's).
   struct Entry {
     Time t;
     uint64_t seq;
-    uint32_t slot;
-  };
-  struct Slot {
-    Fn fn;
-    uint32_t gen = 0;
-    bool live = false;
+    Event* e;
   };
   static bool later(const Entry& a, const Entry& b) {
     return a.t != b.t ? a.t > b.t : a.seq > b.seq;
   }
+  struct Callback;
   std::vector<Entry> heap_;
-  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<Callback>> callbacks_;
   std::vector<uint32_t> free_;
   Time now_;
   uint64_t seq_ = 0;
