@@ -29,8 +29,40 @@ void EventQueue::schedule(Event& e, Time t) {
   e.when_ = t;
   e.seq_ = seq_++;
   e.scheduled_ = true;
-  heap_.push_back(Entry{t, e.seq_, &e});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  push(Entry{t.count(), e.seq_, &e});
+}
+
+void EventQueue::push(const Entry& x) {
+  size_t i = heap_.size();
+  heap_.push_back(x);
+  while (i > 0) {
+    size_t parent = (i - 1) / 4;
+    if (!before(x, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = x;
+}
+
+// Removes the top: the last entry sifts down from the root into the hole.
+void EventQueue::pop() {
+  Entry x = heap_.back();
+  heap_.pop_back();
+  size_t n = heap_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  for (;;) {
+    size_t c = 4 * i + 1;
+    if (c >= n) break;
+    size_t best = c;
+    size_t end = std::min(c + 4, n);
+    for (size_t j = c + 1; j < end; ++j)
+      if (before(heap_[j], heap_[best])) best = j;
+    if (!before(heap_[best], x)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = x;
 }
 
 EventId EventQueue::at(Time t, Fn fn) {
@@ -71,12 +103,11 @@ void EventQueue::run(Time until) {
   stopped_ = false;
   while (!heap_.empty() && !stopped_) {
     Entry top = heap_.front();
-    if (top.t > until) break;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
+    if (top.t > until.count()) break;
+    pop();
     Event& e = *top.e;
     if (!e.scheduled_ || e.seq_ != top.seq) continue;  // cancelled or re-armed since
-    now_ = top.t;
+    now_ = Time::ns(top.t);
     e.scheduled_ = false;
     ++events_run_;
     e.process();

@@ -83,16 +83,18 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  // A cancelled or re-armed event leaves its entry behind; it is skipped when it comes up
-  // (its sequence number no longer matches the event's).
+  // A 4-ary min-heap on (time, sequence). A cancelled or re-armed event leaves its entry
+  // behind; it is skipped when it comes up (its sequence number no longer matches the event's).
   struct Entry {
-    Time t;
+    int64_t t;
     uint64_t seq;
     Event* e;
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  static bool before(const Entry& a, const Entry& b) {
+    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
   }
+  void push(const Entry& x);
+  void pop();
   struct Callback;
   std::vector<Entry> heap_;
   std::vector<std::unique_ptr<Callback>> callbacks_;

@@ -69,25 +69,31 @@ class Program : public kernel::Behavior {
       switch (it.kind) {
         case Item::Act: return it.action;
         case Item::Fn: it.fn(k, self); break;
-        case Item::Publish:
+        case Item::Publish: {
           // The written data becomes readable; a blocked reader is woken (WF_SYNC).
-          it.ch->publish(it.bytes);
-          if (!it.ch->readers.empty()) {
-            Task* r = it.ch->readers.front();
-            it.ch->readers.erase(it.ch->readers.begin());
+          Channel& ch = *it.io.ch;
+          ch.publish(it.io.bytes);
+          if (!ch.readers.empty()) {
+            Task* r = ch.readers.front();
+            ch.readers.erase(ch.readers.begin());
             then(Action::wake(r, true));
           }
           break;
-        case Item::Release:
+        }
+        case Item::Release: {
           // Buffer space freed: every blocked writer is woken to retry (WF_SYNC).
-          it.ch->release(it.bytes);
-          for (Task* t : it.ch->writers) then(Action::wake(t, true));
-          it.ch->writers.clear();
+          Channel& ch = *it.io.ch;
+          ch.release(it.io.bytes);
+          for (Task* t : ch.writers) then(Action::wake(t, true));
+          ch.writers.clear();
           break;
+        }
         case Item::OnExit: on_exit_(k, self); break;
       }
-      queue_.push_front(inserted_.begin(), inserted_.end());
-      inserted_.clear();
+      if (!inserted_.empty()) {
+        queue_.push_front(inserted_.begin(), inserted_.end());
+        inserted_.clear();
+      }
     }
     return Action::exit();
   }
@@ -95,17 +101,17 @@ class Program : public kernel::Behavior {
  protected:
   // Fills the queue with the next steps (called when it is empty).
   virtual void step(Api& k, Task& self) = 0;
-  void push(Action a) { queue_.push_back(Item{Item::Act, a}); }
+  void push(Action a) { queue_.push_back(Item(Item::Act, a)); }
   void push(StepFn fn) {
-    Item it{Item::Fn};
+    Item it(Item::Fn);
     it.fn = fn;
     queue_.push_back(it);
   }
   // From inside a queued function: run this action (or function) next, in call order, before
   // anything queued earlier. A function run this way may itself call then().
-  void then(Action a) { inserted_.push_back(Item{Item::Act, a}); }
+  void then(Action a) { inserted_.push_back(Item(Item::Act, a)); }
   void then(StepFn fn) {
-    Item it{Item::Fn};
+    Item it(Item::Fn);
     it.fn = fn;
     inserted_.push_back(it);
   }
@@ -115,7 +121,7 @@ class Program : public kernel::Behavior {
     if (exit_ns > 0) push(Action::compute(exit_ns));
     if (last) {
       on_exit_ = std::move(last);
-      queue_.push_back(Item{Item::OnExit});
+      queue_.push_back(Item(Item::OnExit));
     }
     push(Action::exit());
   }
@@ -130,7 +136,7 @@ class Program : public kernel::Behavior {
     }
     ch.reserve(bytes);
     push(Action::compute(c.send(bytes)));
-    queue_.push_back(Item{Item::Publish, {}, {}, &ch, bytes});
+    queue_.push_back(Item(Item::Publish, &ch, bytes));
     return true;
   }
 
@@ -143,17 +149,24 @@ class Program : public kernel::Behavior {
     }
     int64_t bytes = ch.take();
     push(Action::compute(c.recv(bytes)));
-    queue_.push_back(Item{Item::Release, {}, {}, &ch, bytes});
+    queue_.push_back(Item(Item::Release, &ch, bytes));
     return true;
   }
 
  private:
   struct Item {
     enum Kind : uint8_t { Act, Fn, Publish, Release, OnExit } kind = Act;
-    Action action;
-    StepFn fn;
-    Channel* ch = nullptr;
-    int64_t bytes = 0;
+    union {
+      Action action;  // Act
+      StepFn fn;      // Fn
+      struct {
+        Channel* ch;
+        int64_t bytes;
+      } io;           // Publish, Release
+    };
+    explicit Item(Kind k = Act) : kind(k), action() {}
+    Item(Kind k, Action a) : kind(k), action(a) {}
+    Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
   };
   Fifo<Item> queue_;
   std::vector<Item> inserted_;
