@@ -29,38 +29,39 @@ void EventQueue::schedule(Event& e, Time t) {
   e.when_ = t;
   e.seq_ = seq_++;
   e.scheduled_ = true;
-  push(Entry{t.count(), e.seq_, &e});
+  push(Entry{key(t, e.seq_), &e});
 }
 
 void EventQueue::push(const Entry& x) {
   size_t i = heap_.size();
   heap_.push_back(x);
   while (i > 0) {
-    size_t parent = (i - 1) / 4;
-    if (!before(x, heap_[parent])) break;
+    size_t parent = (i - 1) / 2;
+    if (x.key >= heap_[parent].key) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
   heap_[i] = x;
 }
 
-// Removes the top: the last entry sifts down from the root into the hole.
+// Removes the top, bottom-up: the hole at the root follows the smaller child down to a leaf,
+// then the last entry rises from there (usually not far).
 void EventQueue::pop() {
   Entry x = heap_.back();
   heap_.pop_back();
-  size_t n = heap_.size();
+  const size_t n = heap_.size();
   if (n == 0) return;
   size_t i = 0;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best = c;
-    size_t end = std::min(c + 4, n);
-    for (size_t j = c + 1; j < end; ++j)
-      if (before(heap_[j], heap_[best])) best = j;
-    if (!before(heap_[best], x)) break;
-    heap_[i] = heap_[best];
-    i = best;
+  for (size_t c = 1; c < n; c = 2 * i + 1) {
+    if (c + 1 < n && heap_[c + 1].key < heap_[c].key) ++c;
+    heap_[i] = heap_[c];
+    i = c;
+  }
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (x.key >= heap_[parent].key) break;
+    heap_[i] = heap_[parent];
+    i = parent;
   }
   heap_[i] = x;
 }
@@ -103,11 +104,12 @@ void EventQueue::run(Time until) {
   stopped_ = false;
   while (!heap_.empty() && !stopped_) {
     Entry top = heap_.front();
-    if (top.t > until.count()) break;
+    const Time t = Time::ns(static_cast<int64_t>(static_cast<uint64_t>(top.key >> 64)));
+    if (t > until) break;
     pop();
     Event& e = *top.e;
-    if (!e.scheduled_ || e.seq_ != top.seq) continue;  // cancelled or re-armed since
-    now_ = Time::ns(top.t);
+    if (!e.scheduled_ || e.seq_ != static_cast<uint64_t>(top.key)) continue;  // cancelled since
+    now_ = t;
     e.scheduled_ = false;
     ++events_run_;
     e.process();

@@ -83,16 +83,17 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  // A 4-ary min-heap on (time, sequence). A cancelled or re-armed event leaves its entry
-  // behind; it is skipped when it comes up (its sequence number no longer matches the event's).
+  // A binary min-heap on the key (time, sequence), one 128-bit integer so that a comparison
+  // is one branch-free compare. A cancelled or re-armed event leaves its entry behind; it is
+  // skipped when it comes up (its sequence number no longer matches the event's).
+  using Key = unsigned __int128;
+  static Key key(Time t, uint64_t seq) {
+    return (static_cast<Key>(static_cast<uint64_t>(t.count())) << 64) | seq;
+  }
   struct Entry {
-    int64_t t;
-    uint64_t seq;
+    Key key;
     Event* e;
   };
-  static bool before(const Entry& a, const Entry& b) {
-    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
-  }
   void push(const Entry& x);
   void pop();
   struct Callback;
