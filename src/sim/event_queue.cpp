@@ -29,41 +29,61 @@ void EventQueue::schedule(Event& e, Time t) {
   e.when_ = t;
   e.seq_ = seq_++;
   e.scheduled_ = true;
-  push(Entry{key(t, e.seq_), &e});
+  Entry x{key(t, e.seq_), &e};
+  Heap& h = (t - now_).count() < kFarNs ? near_ : far_;
+  if (consumed_ == &h) {
+    consumed_ = nullptr;
+    h.replace_top(x);
+  } else {
+    h.push(x);
+  }
 }
 
-void EventQueue::push(const Entry& x) {
-  size_t i = heap_.size();
-  heap_.push_back(x);
+void EventQueue::Heap::push(const Entry& x) {
+  size_t i = v.size();
+  v.push_back(x);
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (x.key >= heap_[parent].key) break;
-    heap_[i] = heap_[parent];
+    if (x.key >= v[parent].key) break;
+    v[i] = v[parent];
     i = parent;
   }
-  heap_[i] = x;
+  v[i] = x;
 }
 
 // Removes the top, bottom-up: the hole at the root follows the smaller child down to a leaf,
 // then the last entry rises from there (usually not far).
-void EventQueue::pop() {
-  Entry x = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
+void EventQueue::Heap::pop() {
+  Entry x = v.back();
+  v.pop_back();
+  const size_t n = v.size();
   if (n == 0) return;
   size_t i = 0;
   for (size_t c = 1; c < n; c = 2 * i + 1) {
-    if (c + 1 < n && heap_[c + 1].key < heap_[c].key) ++c;
-    heap_[i] = heap_[c];
+    if (c + 1 < n && v[c + 1].key < v[c].key) ++c;
+    v[i] = v[c];
     i = c;
   }
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (x.key >= heap_[parent].key) break;
-    heap_[i] = heap_[parent];
+    if (x.key >= v[parent].key) break;
+    v[i] = v[parent];
     i = parent;
   }
-  heap_[i] = x;
+  v[i] = x;
+}
+
+// Puts x in place of the top entry: x sifts down from the root.
+void EventQueue::Heap::replace_top(const Entry& x) {
+  const size_t n = v.size();
+  size_t i = 0;
+  for (size_t c = 1; c < n; c = 2 * i + 1) {
+    if (c + 1 < n && v[c + 1].key < v[c].key) ++c;
+    if (x.key < v[c].key) break;
+    v[i] = v[c];
+    i = c;
+  }
+  v[i] = x;
 }
 
 EventId EventQueue::at(Time t, Fn fn) {
@@ -102,18 +122,36 @@ void EventQueue::cancel(EventId& id) {
 
 void EventQueue::run(Time until) {
   stopped_ = false;
-  while (!heap_.empty() && !stopped_) {
-    Entry top = heap_.front();
+  while (!stopped_) {
+    if (consumed_) {  // the last event scheduled nothing into its heap
+      consumed_->pop();
+      consumed_ = nullptr;
+    }
+    Heap* h;
+    if (near_.v.empty()) {
+      if (far_.v.empty()) break;
+      h = &far_;
+    } else {
+      h = far_.v.empty() || near_.v[0].key < far_.v[0].key ? &near_ : &far_;
+    }
+    const Entry top = h->v[0];
     const Time t = Time::ns(static_cast<int64_t>(static_cast<uint64_t>(top.key >> 64)));
     if (t > until) break;
-    pop();
     Event& e = *top.e;
-    if (!e.scheduled_ || e.seq_ != static_cast<uint64_t>(top.key)) continue;  // cancelled since
+    if (!e.scheduled_ || e.seq_ != static_cast<uint64_t>(top.key)) {  // cancelled since
+      h->pop();
+      continue;
+    }
+    consumed_ = h;
     now_ = t;
     e.scheduled_ = false;
     ++events_run_;
     e.process();
     if (after_each_) after_each_();
+  }
+  if (consumed_) {
+    consumed_->pop();
+    consumed_ = nullptr;
   }
 }
 

@@ -83,9 +83,13 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  // A binary min-heap on the key (time, sequence), one 128-bit integer so that a comparison
-  // is one branch-free compare. A cancelled or re-armed event leaves its entry behind; it is
-  // skipped when it comes up (its sequence number no longer matches the event's).
+  // Two binary min-heaps on the key (time, sequence), one 128-bit integer so that a
+  // comparison is one branch-free compare: events due within kFarNs of when they are scheduled
+  // (segment and step ends, IPIs: nearly all of them) and the far ones (ticks, POLL limits,
+  // timeouts), which would otherwise deepen every sift. The next event is the smaller of the two
+  // tops, so the order is exactly (time, sequence). A cancelled or re-armed event leaves its
+  // entry behind; it is skipped when it comes up (its sequence number no longer matches).
+  static constexpr int64_t kFarNs = 20000;
   using Key = unsigned __int128;
   static Key key(Time t, uint64_t seq) {
     return (static_cast<Key>(static_cast<uint64_t>(t.count())) << 64) | seq;
@@ -94,16 +98,23 @@ class EventQueue {
     Key key;
     Event* e;
   };
-  void push(const Entry& x);
-  void pop();
+  struct Heap {
+    std::vector<Entry> v;
+    void push(const Entry& x);
+    void pop();
+    void replace_top(const Entry& x);
+  };
   struct Callback;
-  std::vector<Entry> heap_;
+  Heap near_, far_;
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::vector<uint32_t> free_;
   Time now_;
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
   bool stopped_ = false;
+  // The running event's entry is still at the top of this heap: the first event it schedules
+  // into the same heap takes its place (one sift-down) instead of a pop and a push.
+  Heap* consumed_ = nullptr;
   Fn after_each_;
 };
 
