@@ -29,6 +29,7 @@ void Cpu::init(Kernel& k, int cpu) {
   k_ = &k;
   rq_ = &k.rqs[cpu];
   cpu_ = cpu;
+  core_ = k.topo.core_of(cpu);
   auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
     e.k = &k;
     e.cpu = cpu;
@@ -65,13 +66,10 @@ void Cpu::account(int bucket) {
 
 // --- SMT co-run speed -----------------------------------------------------------------------
 
+// Called in task mode, so this CPU is one of the core's busy threads.
 double Cpu::smt_speed() const {
-  const CpuTopology& topo = k_->topo;
-  if (topo.threads_per_core() < 2) return 1.0;
-  int busy = 1;
-  for (int s : topo.smt_mask(cpu_))
-    if (s != cpu_ && k_->cpus[s].mode_ != Mode::Idle) ++busy;
-  if (busy == 1) return 1.0;
+  int busy = k_->core_busy[core_];
+  if (busy <= 1) return 1.0;
   // Per-thread rate when `busy` threads share the core: the pair throughput split evenly.
   return k_->m.costs.smt_pair_throughput / busy;
 }
@@ -92,7 +90,10 @@ void Cpu::set_mode(Mode m) {
   bool was_busy = mode_ != Mode::Idle;
   mode_ = m;
   bool busy = m != Mode::Idle;
-  if (was_busy != busy) refresh_sibling_speed();
+  if (was_busy != busy) {
+    k_->core_busy[core_] += busy ? 1 : -1;
+    refresh_sibling_speed();
+  }
 }
 
 // --- kernel chains --------------------------------------------------------------------------
@@ -240,7 +241,7 @@ void Cpu::continue_task() {
       __schedule(k, rq, SchedMode::SM_PREEMPT);
       return;
     }
-    Action a = p->behavior->next(k.api(), *p);
+    Action a = p->program->next(k.api(), *p);
     switch (a.kind) {
       case Action::Compute: {
         int64_t ns = k.cost(a.ns) + p->cold_penalty;

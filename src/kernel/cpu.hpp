@@ -82,12 +82,6 @@ class Cpu {
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
   void run_steps(Resume then);
   bool in_chain() const { return head_ < steps_.size(); }
-  // Continuation arguments (one chain at a time).
-  Task* switch_prev = nullptr;
-  Task* switch_next = nullptr;
-  int enter_state = 0;
-  bool enter_stop_tick = false;
-  Irq wake_irq;
 
   // --- modes, segments, interrupts ---
   Mode mode() const { return mode_; }
@@ -107,11 +101,6 @@ class Cpu {
   void step_done();                   // the current step's event
   void task_segment_done();           // the current segment's event
 
-  // Recurring events owned by the CPU.
-  CpuEvent tick;
-  CpuEvent poll_limit;
-  CpuEvent polling_wake;
-  CpuEvent spin_timeout;
 
  private:
   void step_next();
@@ -123,19 +112,34 @@ class Cpu {
   Kernel* k_ = nullptr;
   Rq* rq_ = nullptr;
   int cpu_ = 0;
+  int core_ = 0;
   Mode mode_ = Mode::Kernel;
-  std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
-  size_t head_ = 0;
   Resume after_steps_ = Resume::None;
   Resume after_irqs_ = Resume::None;
-  Time kstep_start_;
-  CpuEvent step_end_;
-  CpuEvent segment_end_;
-  Time seg_start_;
-  double speed_ = 1.0;  // SMT co-run throughput factor of the task segment
-  std::vector<Irq> pending_irqs_;  // arrived while IRQs were off
   int bucket_ = 0;  // 0 busy; 1..P kernel path+1; P+1+s idle state s
   Time bucket_start_;
+  Time seg_start_;
+  double speed_ = 1.0;  // SMT co-run throughput factor of the task segment
+  std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
+  size_t head_ = 0;
+  Time kstep_start_;
+  CpuEvent segment_end_;
+  CpuEvent step_end_;
+  std::vector<Irq> pending_irqs_;  // arrived while IRQs were off
+
+ public:  // (after the hot private fields, which share the first cache lines)
+  // Continuation arguments (one chain at a time).
+  Task* switch_prev = nullptr;
+  Task* switch_next = nullptr;
+  int enter_state = 0;
+  bool enter_stop_tick = false;
+  Irq wake_irq;
+
+  // Recurring events owned by the CPU.
+  CpuEvent tick;
+  CpuEvent poll_limit;
+  CpuEvent polling_wake;
+  CpuEvent spin_timeout;
 };
 
 }  // namespace schedlab::kernel

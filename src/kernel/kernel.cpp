@@ -24,6 +24,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   tick_sched.resize(n);
   idle_spin.resize(n);
   idle_cpumask.resize(n);
+  core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
   idle_mask.assign(n, 1);  // the RFC starts from the span
   nohz_tick_stopped.assign((n + 63) / 64, 0);
   nr_assigned.assign(n, 0);
@@ -109,6 +110,7 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->rt_prio = o.rt_prio;
   p->sched_class = p->is_rt() ? &rt_sched_class : &fair_sched_class;
   p->behavior = std::move(b);
+  p->program = p->behavior.get();
   p->mm = o.mm < 0 ? p->pid : o.mm;
   p->slice = o.slice_ns > 0 ? o.slice_ns : m.tunables.base_slice_ns;
   if (o.weight > 0) p->weight = o.weight;

@@ -150,6 +150,7 @@ class Kernel {
   std::vector<TickSched> tick_sched;
   std::vector<IdleSpinCpu> idle_spin;
   std::vector<IdleCpumaskCpu> idle_cpumask;
+  std::vector<int> core_busy;   // threads of each core not in an idle state (SMT co-run speed)
   std::vector<char> idle_mask;  // IDLE_CPUMASK: the LLCs' idle masks, indexed by CPU id
   Time nohz_next_balance;
   std::vector<uint64_t> nohz_tick_stopped;  // bitmap of CPUs whose tick is stopped

@@ -15,41 +15,37 @@ struct SchedClass;
 
 enum class TaskState : uint8_t { Running, Interruptible, Dead };
 
+// Fields are grouped by use: what every step touches comes first (one cache line).
 struct Task {
-  int id = 0;                // index in Kernel::tasks (checker tables are indexed by it)
-  int pid = 0;
-  std::string comm;
-  Policy policy = Policy::Normal;
-  int rt_prio = 0;           // 1..99 for SCHED_FIFO
-  int64_t weight = 1024;     // NICE_0_LOAD
-  int mm = 0;                // address space id (0 = kernel thread: no mm of its own)
-  const std::vector<bool>* allowed = nullptr;  // cpus_ptr (null = all), shared between tasks
-  const SchedClass* sched_class = nullptr;
-  std::unique_ptr<Behavior> behavior;
-
+  // Execution state of its program
   TaskState state = TaskState::Running;
   bool on_rq = false;
+  bool in_compute = false;
+  bool waiting_csd = false;  // spinning in csd_lock_wait()
+  Policy policy = Policy::Normal;
   int cpu = 0;               // task_cpu()
-  int recent_used_cpu = -1;
+  int64_t work_left = 0;     // ns of Compute left (at full speed) when interrupted
+  int64_t cold_penalty = 0;  // extra run time owed after a migration
+  Behavior* program = nullptr;  // == behavior.get()
+  const SchedClass* sched_class = nullptr;
+  const std::vector<bool>* allowed = nullptr;  // cpus_ptr (null = all), shared between tasks
+  int mm = 0;                // address space id (0 = kernel thread: no mm of its own)
+  int rt_prio = 0;           // 1..99 for SCHED_FIFO
 
   // EEVDF entity
   int64_t vruntime = 0;
   int64_t deadline = 0;
   int64_t vlag = 0;
   int64_t slice = 0;
+  int64_t weight = 1024;     // NICE_0_LOAD
   Time exec_start;
   bool new_task = true;
 
-  // wake_wide() bookkeeping
+  // wake_wide() / select_idle_sibling() bookkeeping
+  int recent_used_cpu = -1;
   int64_t wakee_flips = 0;
   Time wakee_flip_decay_ts;
   Task* last_wakee = nullptr;
-
-  // Execution state of its program
-  int64_t work_left = 0;     // ns of Compute left (at full speed) when interrupted
-  bool in_compute = false;
-  int64_t cold_penalty = 0;  // extra run time owed after a migration
-  bool waiting_csd = false;  // spinning in csd_lock_wait()
 
   // Statistics
   Time runnable_since;       // for run-delay accounting
@@ -57,6 +53,12 @@ struct Task {
   int64_t nr_switches_in = 0;
   int64_t nr_migrations = 0;
   Time exit_time;
+
+  // Identity
+  int id = 0;                // index in Kernel::tasks (checker tables are indexed by it)
+  int pid = 0;
+  std::string comm;
+  std::unique_ptr<Behavior> behavior;
 
   bool is_rt() const { return policy == Policy::Fifo; }
   int prio() const { return is_rt() ? 99 - rt_prio : 120; }

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kernel/api.hpp"
-#include "workload/fifo.hpp"
+#include "sim/fifo.hpp"
 
 namespace schedlab::workload {
 
@@ -14,7 +14,7 @@ struct Channel {
   int64_t cap_msgs = 0;    // 0 = unbounded
   int64_t used_bytes = 0;  // reserved by writers (incl. data not yet readable)
   int64_t used_msgs = 0;
-  Fifo<int64_t> ready;  // readable messages (sizes)
+  sim::Fifo<int64_t> ready;  // readable messages (sizes)
   std::vector<kernel::Task*> readers;  // blocked in read()
   std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer
 

@@ -10,7 +10,7 @@
 
 #include "kernel/api.hpp"
 #include "workload/channel.hpp"
-#include "workload/fifo.hpp"
+#include "sim/fifo.hpp"
 
 namespace schedlab::workload {
 
@@ -168,7 +168,7 @@ class Program : public kernel::Behavior {
     Item(Kind k, Action a) : kind(k), action(a) {}
     Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
   };
-  Fifo<Item> queue_;
+  sim::Fifo<Item> queue_;
   std::vector<Item> inserted_;
   std::function<void(Api&, Task&)> on_exit_;
 };

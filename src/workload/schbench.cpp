@@ -92,7 +92,7 @@ struct Worker {
   MsgThread* msg = nullptr;
   bool futex_blocked = false;
   sim::Time wake_time;
-  Fifo<sim::Time> requests;  // RPS mode: pending requests (creation stamps)
+  sim::Fifo<sim::Time> requests;  // RPS mode: pending requests (creation stamps)
 };
 
 struct Shared {
