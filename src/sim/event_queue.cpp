@@ -20,7 +20,7 @@ struct EventQueue::Callback final : Event {
   }
 };
 
-EventQueue::EventQueue() = default;
+EventQueue::EventQueue() : wheel_(kSlots, nullptr), wheel_bits_(kSlots / 64, 0) {}
 EventQueue::~EventQueue() = default;
 
 void EventQueue::schedule(Event& e, Time t) {
@@ -29,61 +29,97 @@ void EventQueue::schedule(Event& e, Time t) {
   e.when_ = t;
   e.seq_ = seq_++;
   e.scheduled_ = true;
-  Entry x{key(t, e.seq_), &e};
-  Heap& h = (t - now_).count() < kFarNs ? near_ : far_;
-  if (consumed_ == &h) {
-    consumed_ = nullptr;
-    h.replace_top(x);
-  } else {
-    h.push(x);
-  }
+  if (slot_of(t) - cur_slot_ < kSlots)
+    link(e);
+  else
+    far_push(Entry{key(t, e.seq_), &e});
 }
 
-void EventQueue::Heap::push(const Entry& x) {
-  size_t i = v.size();
-  v.push_back(x);
+// Inserts e into its slot's list, keeping it sorted (a slot holds a handful of events).
+void EventQueue::link(Event& e) {
+  const size_t b = static_cast<size_t>(slot_of(e.when_) & (kSlots - 1));
+  Event* prev = nullptr;
+  Event* next = wheel_[b];
+  while (next && before(*next, e)) {
+    prev = next;
+    next = next->next_;
+  }
+  e.prev_ = prev;
+  e.next_ = next;
+  if (next) next->prev_ = &e;
+  if (prev)
+    prev->next_ = &e;
+  else
+    wheel_[b] = &e;
+  wheel_bits_[b >> 6] |= 1ULL << (b & 63);
+  e.in_wheel_ = true;
+  ++wheel_count_;
+}
+
+void EventQueue::unlink(Event& e) {
+  const size_t b = static_cast<size_t>(slot_of(e.when_) & (kSlots - 1));
+  if (e.prev_)
+    e.prev_->next_ = e.next_;
+  else
+    wheel_[b] = e.next_;
+  if (e.next_) e.next_->prev_ = e.prev_;
+  if (!wheel_[b]) wheel_bits_[b >> 6] &= ~(1ULL << (b & 63));
+  e.prev_ = e.next_ = nullptr;
+  e.in_wheel_ = false;
+  --wheel_count_;
+}
+
+// Every event in the wheel is in slots [cur_slot_, cur_slot_ + kSlots), so the first non-empty
+// slot from the current one on (wrapping) holds the earliest, at the head of its list.
+Event* EventQueue::wheel_first() const {
+  if (wheel_count_ == 0) return nullptr;
+  const size_t words = wheel_bits_.size();
+  const size_t b0 = static_cast<size_t>(cur_slot_ & (kSlots - 1));
+  size_t w = b0 >> 6;
+  uint64_t bits = wheel_bits_[w] & (~0ULL << (b0 & 63));
+  for (size_t i = 0; i <= words; ++i) {
+    if (bits) return wheel_[(w << 6) + static_cast<size_t>(__builtin_ctzll(bits))];
+    w = (w + 1) % words;
+    bits = wheel_bits_[w];
+  }
+  return nullptr;  // unreachable: wheel_count_ > 0
+}
+
+void EventQueue::far_push(const Entry& x) {
+  size_t i = far_.size();
+  far_.push_back(x);
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (x.key >= v[parent].key) break;
-    v[i] = v[parent];
+    if (x.key >= far_[parent].key) break;
+    far_[i] = far_[parent];
     i = parent;
   }
-  v[i] = x;
+  far_[i] = x;
 }
 
-// Removes the top, bottom-up: the hole at the root follows the smaller child down to a leaf,
-// then the last entry rises from there (usually not far).
-void EventQueue::Heap::pop() {
-  Entry x = v.back();
-  v.pop_back();
-  const size_t n = v.size();
+void EventQueue::far_pop() {
+  Entry x = far_.back();
+  far_.pop_back();
+  const size_t n = far_.size();
   if (n == 0) return;
   size_t i = 0;
   for (size_t c = 1; c < n; c = 2 * i + 1) {
-    if (c + 1 < n && v[c + 1].key < v[c].key) ++c;
-    v[i] = v[c];
+    if (c + 1 < n && far_[c + 1].key < far_[c].key) ++c;
+    if (x.key <= far_[c].key) break;
+    far_[i] = far_[c];
     i = c;
   }
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (x.key >= v[parent].key) break;
-    v[i] = v[parent];
-    i = parent;
-  }
-  v[i] = x;
+  far_[i] = x;
 }
 
-// Puts x in place of the top entry: x sifts down from the root.
-void EventQueue::Heap::replace_top(const Entry& x) {
-  const size_t n = v.size();
-  size_t i = 0;
-  for (size_t c = 1; c < n; c = 2 * i + 1) {
-    if (c + 1 < n && v[c + 1].key < v[c].key) ++c;
-    if (x.key < v[c].key) break;
-    v[i] = v[c];
-    i = c;
+Event* EventQueue::far_first() {
+  while (!far_.empty()) {
+    const Entry& top = far_[0];
+    Event* e = top.e;
+    if (e->scheduled_ && !e->in_wheel_ && e->seq_ == static_cast<uint64_t>(top.key)) return e;
+    far_pop();  // cancelled or re-armed since
   }
-  v[i] = x;
+  return nullptr;
 }
 
 EventId EventQueue::at(Time t, Fn fn) {
@@ -112,7 +148,7 @@ bool EventQueue::pending(const EventId& id) const {
 void EventQueue::cancel(EventId& id) {
   if (pending(id)) {
     Callback& c = *callbacks_[id.slot];
-    c.scheduled_ = false;
+    deschedule(c);
     c.fn = nullptr;
     ++c.gen;
     free_.push_back(id.slot);
@@ -123,35 +159,20 @@ void EventQueue::cancel(EventId& id) {
 void EventQueue::run(Time until) {
   stopped_ = false;
   while (!stopped_) {
-    if (consumed_) {  // the last event scheduled nothing into its heap
-      consumed_->pop();
-      consumed_ = nullptr;
-    }
-    Heap* h;
-    if (near_.v.empty()) {
-      if (far_.v.empty()) break;
-      h = &far_;
-    } else {
-      h = far_.v.empty() || near_.v[0].key < far_.v[0].key ? &near_ : &far_;
-    }
-    const Entry top = h->v[0];
-    const Time t = Time::ns(static_cast<int64_t>(static_cast<uint64_t>(top.key >> 64)));
-    if (t > until) break;
-    Event& e = *top.e;
-    if (!e.scheduled_ || e.seq_ != static_cast<uint64_t>(top.key)) {  // cancelled since
-      h->pop();
-      continue;
-    }
-    consumed_ = h;
-    now_ = t;
-    e.scheduled_ = false;
+    Event* w = wheel_first();
+    Event* f = far_first();
+    Event* e = w && (!f || before(*w, *f)) ? w : f;
+    if (!e || e->when_ > until) break;
+    if (e == w)
+      unlink(*e);
+    else
+      far_pop();
+    now_ = e->when_;
+    cur_slot_ = slot_of(now_);
+    e->scheduled_ = false;
     ++events_run_;
-    e.process();
+    e->process();
     if (after_each_) after_each_();
-  }
-  if (consumed_) {
-    consumed_->pop();
-    consumed_ = nullptr;
   }
 }
 

@@ -5,6 +5,11 @@
 // - an Event object owned by a component (a CPU's segment end, its tick, a task's hrtimer), as
 //   gem5's components own their events: scheduled, re-armed and cancelled without allocating;
 // - a callback (at()/after()), kept in a pooled event; for tests and rare harness timers.
+//
+// The queue is a timing wheel of short time slots (each slot's events in a sorted intrusive
+// list, a bitmap of the non-empty slots) covering the next kHorizon ns, plus a heap for the
+// events due later (ticks): scheduling, cancelling and taking the next event cost O(1) for the
+// near-term events that make up nearly all of a run, and the order is exactly (time, sequence).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,6 +41,9 @@ class Event {
   Time when_;
   uint64_t seq_ = 0;
   bool scheduled_ = false;
+  bool in_wheel_ = false;   // linked in a wheel slot (else, if scheduled, in the far heap)
+  Event* prev_ = nullptr;   // the slot's list, ascending by (when, seq)
+  Event* next_ = nullptr;
 };
 
 // Identifies a callback event so that it can be cancelled. A default handle is empty.
@@ -61,11 +69,15 @@ class EventQueue {
   void schedule(Event& e, Time t);
   // Cancels e if it is scheduled, then schedules it at t.
   void reschedule(Event& e, Time t) {
-    e.scheduled_ = false;
+    deschedule(e);
     schedule(e, t);
   }
   // Cancels e; a no-op if it is not scheduled.
-  void deschedule(Event& e) { e.scheduled_ = false; }
+  void deschedule(Event& e) {
+    if (!e.scheduled_) return;
+    e.scheduled_ = false;
+    if (e.in_wheel_) unlink(e);
+  }
 
   // --- callbacks ---
   // Schedules fn at absolute time t (t >= now()).
@@ -83,38 +95,42 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  // Two binary min-heaps on the key (time, sequence), one 128-bit integer so that a
-  // comparison is one branch-free compare: events due within kFarNs of when they are scheduled
-  // (segment and step ends, IPIs: nearly all of them) and the far ones (ticks, POLL limits,
-  // timeouts), which would otherwise deepen every sift. The next event is the smaller of the two
-  // tops, so the order is exactly (time, sequence). A cancelled or re-armed event leaves its
-  // entry behind; it is skipped when it comes up (its sequence number no longer matches).
-  static constexpr int64_t kFarNs = 20000;
-  using Key = unsigned __int128;
-  static Key key(Time t, uint64_t seq) {
-    return (static_cast<Key>(static_cast<uint64_t>(t.count())) << 64) | seq;
+  static constexpr int kSlotShift = 5;        // a wheel slot is 32 ns
+  static constexpr int64_t kSlots = 4096;      // so the wheel covers 131 us
+  static bool before(const Event& a, const Event& b) {
+    return a.when_ < b.when_ || (a.when_ == b.when_ && a.seq_ < b.seq_);
   }
+  static int64_t slot_of(Time t) { return t.count() >> kSlotShift; }
+  void link(Event& e);
+  void unlink(Event& e);
+  Event* wheel_first() const;  // the earliest event in the wheel (null if empty)
+
+  // Far events: a binary heap on (time, sequence) as one 128-bit key. A cancelled or re-armed
+  // event leaves its entry behind, skipped when it comes up (its sequence no longer matches).
+  using Key = unsigned __int128;
   struct Entry {
     Key key;
     Event* e;
   };
-  struct Heap {
-    std::vector<Entry> v;
-    void push(const Entry& x);
-    void pop();
-    void replace_top(const Entry& x);
-  };
+  static Key key(Time t, uint64_t seq) {
+    return (static_cast<Key>(static_cast<uint64_t>(t.count())) << 64) | seq;
+  }
+  void far_push(const Entry& x);
+  void far_pop();
+  Event* far_first();  // drops stale entries; null if none
+
   struct Callback;
-  Heap near_, far_;
+  std::vector<Event*> wheel_;           // kSlots list heads; slot s lives at s % kSlots
+  std::vector<uint64_t> wheel_bits_;    // non-empty slots
+  int64_t wheel_count_ = 0;
+  int64_t cur_slot_ = 0;                // slot of now(): the wheel holds slots [cur, cur + kSlots)
+  std::vector<Entry> far_;
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::vector<uint32_t> free_;
   Time now_;
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
   bool stopped_ = false;
-  // The running event's entry is still at the top of this heap: the first event it schedules
-  // into the same heap takes its place (one sift-down) instead of a pop and a push.
-  Heap* consumed_ = nullptr;
   Fn after_each_;
 };
 
