@@ -13,13 +13,16 @@
 #   scripts/determinism-matrix.sh list
 #       prints the cases, one per line: ID, then the schedlab arguments
 #
-# The matrix: every profile x every benchmark (and the hackbench -p -T and taskset variants) x
-# 3 feature sets (kernel defaults; the three RFC mechanisms on; older / switched-off paths) x
-# 2 seeds; plus a few cases for --check, the three trace formats, --idle-disable and idle=poll.
-# JOBS defaults to the number of CPUs; the outputs do not depend on it.
+# The matrix: every profile in profiles/ x every benchmark (and the hackbench -p -T, schbench
+# -R, taskset variants, two rt-app use cases) x 3 feature sets (kernel defaults; the three RFC
+# mechanisms on; older / switched-off paths) x 2 seeds; plus a few cases for --check, the three
+# trace formats, --idle-disable and idle=poll. Each case runs in its own directory (DIR/ID.d,
+# compared too: rt-app writes its logs there). JOBS defaults to the number of CPUs; the outputs
+# do not depend on it.
 set -euo pipefail
 
-PROFILES=(tiny-4 emag-32 epyc-milan-2s spr-2s)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mapfile -t PROFILES < <(cd "$ROOT/profiles" && ls *.toml | sed 's/\.toml$//')
 # name|benchmark command line
 BENCHES=(
   "hackbench|hackbench -g 4 -l 100"
@@ -31,6 +34,8 @@ BENCHES=(
   "schbench-rps|schbench -m 1 -t 4 -R 2000 -r 1"
   "netperf|netperf -t TCP_RR -l 1 --instances=2"
   "taskset|taskset -c 0-2 hackbench -g 1 -f 4 -l 200"
+  "rtapp-periodic|rt-app $ROOT/tests/workload/rtapp/periodic.json"
+  "rtapp-sync|rt-app $ROOT/tests/workload/rtapp/sync.json"
 )
 # name|--features value
 FEATURES=(
@@ -81,11 +86,14 @@ usage() {
 # One case: run it and keep stdout, stderr, the exit status, the JSON and any trace file.
 run_one() {
   local bin=$1 dir=$2 id=$3 args=$4
+  dir=$(cd "$dir" && pwd)
   args=${args//@TRACE@/$dir/$id.trace}
   local pre=${args%% -- *} post=${args#* -- }
   local rc=0
+  mkdir -p "$dir/$id.d"
   # shellcheck disable=SC2086  # the arguments are space-separated by construction
-  "$bin" run $pre --json "$dir/$id.json" -- $post >"$dir/$id.out" 2>"$dir/$id.err" || rc=$?
+  (cd "$dir/$id.d" && "$bin" run $pre --json "$dir/$id.json" -- $post) \
+    >"$dir/$id.out" 2>"$dir/$id.err" || rc=$?
   echo "$rc" >"$dir/$id.rc"
 }
 
@@ -165,6 +173,7 @@ while IFS=$'\t' read -r id _; do
       bad="$bad ${suffix#.}"
     fi
   done
+  if ! diff -r -q "$DIR/$id.d" "$NEW/$id.d" >/dev/null 2>&1; then bad="$bad files"; fi
   if [ -n "$bad" ]; then
     echo "differs: $id (${bad# })"
     ndiff=$((ndiff + 1))
