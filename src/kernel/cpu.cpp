@@ -171,7 +171,10 @@ void Cpu::start_task_segment() {
   p->in_compute = true;
   speed_ = smt_speed();
   seg_start_ = k_->now();
-  int64_t dur = static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / speed_));
+  // At full speed the segment is work_left itself (what ceil(work_left / 1.0) gives).
+  int64_t dur = speed_ == 1.0
+                    ? p->work_left
+                    : static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / speed_));
   k_->ev.schedule(segment_end_, k_->now() + Time::ns(dur));
 }
 

@@ -95,8 +95,8 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  static constexpr int kSlotShift = 5;        // a wheel slot is 32 ns
-  static constexpr int64_t kSlots = 4096;      // so the wheel covers 131 us
+  static constexpr int kSlotShift = 3;        // a wheel slot is 8 ns
+  static constexpr int64_t kSlots = 16384;     // so the wheel covers 131 us
   static bool before(const Event& a, const Event& b) {
     return a.when_ < b.when_ || (a.when_ == b.when_ && a.seq_ < b.seq_);
   }
