@@ -5,6 +5,7 @@
 // bytes of traffic).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 #include <type_traits>
 
@@ -39,10 +40,10 @@ class Fifo {
   // Inserts [first, last) before the front, in order.
   template <class It>
   void push_front(It first, It last) {
-    size_t n = static_cast<size_t>(last - first);
+    uint32_t n = static_cast<uint32_t>(last - first);
     while (size_ + n > cap_) grow();
     head_ = (head_ - n) & (cap_ - 1);
-    for (size_t i = 0; i < n; ++i) data()[(head_ + i) & (cap_ - 1)] = first[i];
+    for (uint32_t i = 0; i < n; ++i) data()[(head_ + i) & (cap_ - 1)] = first[i];
     size_ += n;
   }
   T pop_front() {
@@ -57,18 +58,19 @@ class Fifo {
   const T* data() const { return heap_.empty() ? inline_ : heap_.data(); }
   const T& at(size_t i) const { return data()[(head_ + i) & (cap_ - 1)]; }
   void grow() {
-    size_t cap = cap_ * 2;
+    uint32_t cap = cap_ * 2;
     std::vector<T> buf(cap);
-    for (size_t i = 0; i < size_; ++i) buf[i] = at(i);
+    for (uint32_t i = 0; i < size_; ++i) buf[i] = at(i);
     heap_.swap(buf);
     cap_ = cap;
     head_ = 0;
   }
+  // The indices first: they and the first slots share a cache line.
+  uint32_t cap_ = N;
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
   T inline_[N];
   std::vector<T> heap_;  // empty while the inline slots suffice
-  size_t cap_ = N;
-  size_t head_ = 0;
-  size_t size_ = 0;
 };
 
 }  // namespace schedlab::sim
