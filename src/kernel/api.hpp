@@ -33,30 +33,36 @@ struct Action {
     Exit,      // do_exit()
     Yield,     // sched_yield(): the class's yield_task(), then schedule() (task stays runnable)
   };
-  Kind kind = Compute;
   int64_t ns = 0;
   Task* target = nullptr;
   int cpu = -1;
+  Kind kind = Compute;
   bool sync = false;
   bool wait = false;
 
-  static Action compute(int64_t ns) { return {Compute, ns}; }
+  static Action of(Kind k, int64_t ns = 0) {
+    Action a;
+    a.kind = k;
+    a.ns = ns;
+    return a;
+  }
+  static Action compute(int64_t ns) { return of(Compute, ns); }
   static Action wake(Task* t, bool sync) {
-    Action a{Wake};
+    Action a = of(Wake);
     a.target = t;
     a.sync = sync;
     return a;
   }
-  static Action block() { return {Block}; }
-  static Action sleep(int64_t ns) { return {Sleep, ns}; }
+  static Action block() { return of(Block); }
+  static Action sleep(int64_t ns) { return of(Sleep, ns); }
   static Action call_func(int cpu, int64_t handler_ns, bool wait) {
-    Action a{CallFunc, handler_ns};
+    Action a = of(CallFunc, handler_ns);
     a.cpu = cpu;
     a.wait = wait;
     return a;
   }
-  static Action exit() { return {Exit}; }
-  static Action yield() { return {Yield}; }
+  static Action exit() { return of(Exit); }
+  static Action yield() { return of(Yield); }
 };
 
 // A task's program: a state machine asked for its next step whenever the previous one is done.

@@ -12,7 +12,7 @@
 namespace schedlab::kernel {
 
 void CpuEvent::process() {
-  Cpu& c = k->cpus[cpu];
+  Cpu& c = *owner;
   switch (kind) {
     case StepEnd: c.step_done(); return;
     case SegmentEnd: c.task_segment_done(); return;
@@ -32,6 +32,7 @@ void Cpu::init(Kernel& k, int cpu) {
   core_ = k.topo.core_of(cpu);
   auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
     e.k = &k;
+    e.owner = this;
     e.cpu = cpu;
     e.kind = kind;
   };

@@ -62,9 +62,11 @@ struct KernelStep {
 };
 
 // An event a CPU (or its tick, cpuidle device, IDLE_SPIN state) owns.
+class Cpu;
 struct CpuEvent final : sim::Event {
   enum Kind : uint8_t { StepEnd, SegmentEnd, Tick, PollLimit, PollingWake, SpinTimeout };
   Kernel* k = nullptr;
+  Cpu* owner = nullptr;
   int cpu = 0;
   Kind kind = StepEnd;
   void process() override;

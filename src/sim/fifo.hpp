@@ -21,6 +21,9 @@ class Fifo {
   Fifo(const Fifo& o) { *this = o; }
   Fifo& operator=(const Fifo& o) {
     if (this == &o) return *this;
+    heap_.clear();
+    data_ = inline_;
+    cap_ = N;
     head_ = 0;
     size_ = 0;
     for (size_t i = 0; i < o.size_; ++i) push_back(o.at(i));
@@ -54,18 +57,20 @@ class Fifo {
   }
 
  private:
-  T* data() { return heap_.empty() ? inline_ : heap_.data(); }
-  const T* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
   const T& at(size_t i) const { return data()[(head_ + i) & (cap_ - 1)]; }
   void grow() {
     uint32_t cap = cap_ * 2;
     std::vector<T> buf(cap);
     for (uint32_t i = 0; i < size_; ++i) buf[i] = at(i);
     heap_.swap(buf);
+    data_ = heap_.data();
     cap_ = cap;
     head_ = 0;
   }
-  // The indices first: they and the first slots share a cache line.
+  // The storage pointer and the indices first: they and the first slots share a cache line.
+  T* data_ = inline_;  // inline_ or heap_.data()
   uint32_t cap_ = N;
   uint32_t head_ = 0;
   uint32_t size_ = 0;

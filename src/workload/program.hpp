@@ -168,8 +168,8 @@ class Program : public kernel::Behavior {
     Item(Kind k, Action a) : kind(k), action(a) {}
     Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
   };
+  std::vector<Item> inserted_;  // (first: it and the queue's indices share the object's first line)
   sim::Fifo<Item> queue_;
-  std::vector<Item> inserted_;
   std::function<void(Api&, Task&)> on_exit_;
 };
 
