@@ -1,31 +1,11 @@
 // Simulator speed: simulated events per second and heap allocations per event, for the
 // benchmarks the acceptance figures use (docs/performance.md). Allocations are counted by the
-// replaced global operator new below (this binary only).
+// replaced global operator new (tests/common/alloc_counter.hpp; this binary only).
 #include <benchmark/benchmark.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "experiment/run.hpp"
 
-namespace {
-std::atomic<uint64_t> g_allocs{0};
-}  // namespace
-
-// The replaced allocation functions pair malloc with free; GCC's heuristic cannot see that.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "../tests/common/alloc_counter.hpp"
 
 using namespace schedlab;
 
@@ -41,9 +21,9 @@ void run_case(benchmark::State& state, const std::string& machine,
   machine::Machine m = experiment::load_machine(spec);
   uint64_t events = 0, allocs = 0;
   for (auto _ : state) {
-    uint64_t a0 = g_allocs.load(std::memory_order_relaxed);
+    uint64_t a0 = alloc_counter::allocations();
     auto r = experiment::run_one(m, spec);
-    allocs += g_allocs.load(std::memory_order_relaxed) - a0;
+    allocs += alloc_counter::allocations() - a0;
     events += r.events;
     benchmark::DoNotOptimize(r.metrics);
   }

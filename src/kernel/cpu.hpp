@@ -25,6 +25,9 @@ struct Irq {
   enum Kind : uint8_t { Ipi, Timer, Tick } kind = Ipi;
   IpiKind ipi = IpiKind::Reschedule;
   Task* timer_task = nullptr;  // for Timer
+  static Irq of_ipi(IpiKind k) { return {Ipi, k, nullptr}; }
+  static Irq of_timer(Task* p) { return {Timer, IpiKind::Reschedule, p}; }
+  static Irq of_tick() { return {Tick, IpiKind::Reschedule, nullptr}; }
 };
 
 // Where a CPU continues when its kernel chain is done.

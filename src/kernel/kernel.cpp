@@ -178,21 +178,14 @@ void DeferredEvent::process() {
   const IpiKind kind_of_ipi = ipi;
   kern.recycle(*this);
   switch (what) {
-    case IpiArrival: {
-      Irq irq;
-      irq.kind = Irq::Ipi;
-      irq.ipi = kind_of_ipi;
-      kern.cpus[c].deliver_irq(irq);
+    case IpiArrival:
+      kern.cpus[c].deliver_irq(Irq::of_ipi(kind_of_ipi));
       return;
-    }
     case HrtimerExpiry: {
       // hrtimer expiry on the CPU the timer was armed on: the timer interrupt.
       auto& timers = kern.rqs[c].timers;
       timers.erase(std::lower_bound(timers.begin(), timers.end(), a));
-      Irq irq;
-      irq.kind = Irq::Timer;
-      irq.timer_task = p;
-      kern.cpus[c].deliver_irq(irq);
+      kern.cpus[c].deliver_irq(Irq::of_timer(p));
       return;
     }
     case CsdUnlocked: {

@@ -31,9 +31,7 @@ void tick_nohz_idle_restart_tick(Kernel& k, int cpu) {
 void tick_sched_timer(Kernel& k, int cpu) {
   if (k.tick_sched[cpu].tick_stopped) return;
   tick_sched_timer_start(k, cpu);
-  Irq irq;
-  irq.kind = Irq::Tick;
-  k.cpus[cpu].deliver_irq(irq);
+  k.cpus[cpu].deliver_irq(Irq::of_tick());
 }
 
 }  // namespace schedlab::kernel

@@ -2,27 +2,9 @@
 // extra allocations (operator new is counted in this test binary only).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "experiment/run.hpp"
 
-namespace {
-std::atomic<uint64_t> g_allocs{0};
-}  // namespace
-
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "../common/alloc_counter.hpp"
 
 using namespace schedlab;
 
@@ -37,9 +19,9 @@ Count run(const std::string& machine, std::vector<std::string> cmd) {
   spec.machine = machine;
   spec.command = std::move(cmd);
   machine::Machine m = experiment::load_machine(spec);
-  uint64_t a0 = g_allocs.load();
+  uint64_t a0 = alloc_counter::allocations();
   auto r = experiment::run_one(m, spec);
-  return {g_allocs.load() - a0, r.events};
+  return {alloc_counter::allocations() - a0, r.events};
 }
 
 // Allocations per event of the events the longer run has beyond the shorter one.
