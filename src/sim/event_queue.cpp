@@ -20,7 +20,8 @@ struct EventQueue::Callback final : Event {
   }
 };
 
-EventQueue::EventQueue() : wheel_(kSlots, nullptr), wheel_bits_(kSlots / 64, 0) {}
+EventQueue::EventQueue()
+    : wheel_(kSlots), wheel_bits_(kWords, 0), wheel_words_((kWords + 63) / 64, 0) {}
 EventQueue::~EventQueue() = default;
 
 void EventQueue::schedule(Event& e, Time t) {
@@ -29,60 +30,77 @@ void EventQueue::schedule(Event& e, Time t) {
   e.when_ = t;
   e.seq_ = seq_++;
   e.scheduled_ = true;
-  if (slot_of(t) - cur_slot_ < kSlots)
+  if ((t - now_).count() < kSlots)
     link(e);
   else
     far_push(Entry{key(t, e.seq_), &e});
 }
 
-// Inserts e into its slot's list, keeping it sorted (a slot holds a handful of events).
+// Appends e to its slot: every event there is due at the same time and was scheduled earlier.
 void EventQueue::link(Event& e) {
-  const size_t b = static_cast<size_t>(slot_of(e.when_) & (kSlots - 1));
-  Event* prev = nullptr;
-  Event* next = wheel_[b];
-  while (next && before(*next, e)) {
-    prev = next;
-    next = next->next_;
+  const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
+  Slot& s = wheel_[b];
+  e.next_ = nullptr;
+  e.prev_ = s.tail;
+  if (s.tail) {
+    s.tail->next_ = &e;
+  } else {
+    s.head = &e;
+    wheel_bits_[b >> 6] |= 1ULL << (b & 63);
+    wheel_words_[b >> 12] |= 1ULL << ((b >> 6) & 63);
   }
-  e.prev_ = prev;
-  e.next_ = next;
-  if (next) next->prev_ = &e;
-  if (prev)
-    prev->next_ = &e;
-  else
-    wheel_[b] = &e;
-  wheel_bits_[b >> 6] |= 1ULL << (b & 63);
+  s.tail = &e;
   e.in_wheel_ = true;
   ++wheel_count_;
 }
 
 void EventQueue::unlink(Event& e) {
-  const size_t b = static_cast<size_t>(slot_of(e.when_) & (kSlots - 1));
+  const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
+  Slot& s = wheel_[b];
   if (e.prev_)
     e.prev_->next_ = e.next_;
   else
-    wheel_[b] = e.next_;
-  if (e.next_) e.next_->prev_ = e.prev_;
-  if (!wheel_[b]) wheel_bits_[b >> 6] &= ~(1ULL << (b & 63));
+    s.head = e.next_;
+  if (e.next_)
+    e.next_->prev_ = e.prev_;
+  else
+    s.tail = e.prev_;
+  if (!s.head) {
+    uint64_t& w = wheel_bits_[b >> 6];
+    w &= ~(1ULL << (b & 63));
+    if (!w) wheel_words_[b >> 12] &= ~(1ULL << ((b >> 6) & 63));
+  }
   e.prev_ = e.next_ = nullptr;
   e.in_wheel_ = false;
   --wheel_count_;
 }
 
-// Every event in the wheel is in slots [cur_slot_, cur_slot_ + kSlots), so the first non-empty
-// slot from the current one on (wrapping) holds the earliest, at the head of its list.
+size_t EventQueue::first_word(size_t lo, size_t hi) const {
+  for (size_t s = lo >> 6; (s << 6) < hi; ++s) {
+    uint64_t m = wheel_words_[s];
+    if ((s << 6) < lo) m &= ~0ULL << (lo & 63);
+    if (m) {
+      size_t j = (s << 6) + static_cast<size_t>(__builtin_ctzll(m));
+      return j < hi ? j : kWords;
+    }
+  }
+  return kWords;
+}
+
+// Every event in the wheel is due in [now, now + kSlots), so the first non-empty slot from
+// now's on (wrapping) holds the earliest, at the head of its list.
 Event* EventQueue::wheel_first() const {
   if (wheel_count_ == 0) return nullptr;
-  const size_t words = wheel_bits_.size();
-  const size_t b0 = static_cast<size_t>(cur_slot_ & (kSlots - 1));
-  size_t w = b0 >> 6;
+  const size_t b0 = static_cast<size_t>(now_.count() & (kSlots - 1));
+  const size_t w = b0 >> 6;
   uint64_t bits = wheel_bits_[w] & (~0ULL << (b0 & 63));
-  for (size_t i = 0; i <= words; ++i) {
-    if (bits) return wheel_[(w << 6) + static_cast<size_t>(__builtin_ctzll(bits))];
-    w = (w + 1) % words;
-    bits = wheel_bits_[w];
+  size_t word = w;
+  if (!bits) {
+    word = first_word(w + 1, kWords);
+    if (word == kWords) word = first_word(0, w + 1);
+    bits = wheel_bits_[word];
   }
-  return nullptr;  // unreachable: wheel_count_ > 0
+  return wheel_[(word << 6) + static_cast<size_t>(__builtin_ctzll(bits))].head;
 }
 
 void EventQueue::far_push(const Entry& x) {
@@ -168,7 +186,6 @@ void EventQueue::run(Time until) {
     else
       far_pop();
     now_ = e->when_;
-    cur_slot_ = slot_of(now_);
     e->scheduled_ = false;
     ++events_run_;
     e->process();

@@ -6,10 +6,11 @@
 //   gem5's components own their events: scheduled, re-armed and cancelled without allocating;
 // - a callback (at()/after()), kept in a pooled event; for tests and rare harness timers.
 //
-// The queue is a timing wheel of short time slots (each slot's events in a sorted intrusive
-// list, a bitmap of the non-empty slots) covering the next kHorizon ns, plus a heap for the
-// events due later (ticks): scheduling, cancelling and taking the next event cost O(1) for the
-// near-term events that make up nearly all of a run, and the order is exactly (time, sequence).
+// The queue is a timing wheel with one slot per nanosecond over the next 16 us (a slot's events
+// all fall due at the same time, so appending keeps them in sequence order; a two-level bitmap
+// finds the next non-empty slot), plus a heap for the events due later (ticks): scheduling,
+// cancelling and taking the next event cost O(1) without comparing events for the near-term
+// events that make up nearly all of a run, and the order is exactly (time, sequence).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -42,7 +43,7 @@ class Event {
   uint64_t seq_ = 0;
   bool scheduled_ = false;
   bool in_wheel_ = false;   // linked in a wheel slot (else, if scheduled, in the far heap)
-  Event* prev_ = nullptr;   // the slot's list, ascending by (when, seq)
+  Event* prev_ = nullptr;   // the slot's list, in sequence order
   Event* next_ = nullptr;
 };
 
@@ -95,15 +96,15 @@ class EventQueue {
   uint64_t events_run() const { return events_run_; }
 
  private:
-  static constexpr int kSlotShift = 3;        // a wheel slot is 8 ns
-  static constexpr int64_t kSlots = 16384;     // so the wheel covers 131 us
+  static constexpr int64_t kSlots = 1 << 14;  // 1 ns each: the wheel covers 16 us
+  static constexpr size_t kWords = kSlots / 64;
   static bool before(const Event& a, const Event& b) {
     return a.when_ < b.when_ || (a.when_ == b.when_ && a.seq_ < b.seq_);
   }
-  static int64_t slot_of(Time t) { return t.count() >> kSlotShift; }
   void link(Event& e);
   void unlink(Event& e);
   Event* wheel_first() const;  // the earliest event in the wheel (null if empty)
+  size_t first_word(size_t lo, size_t hi) const;  // first non-empty bitmap word in [lo, hi)
 
   // Far events: a binary heap on (time, sequence) as one 128-bit key. A cancelled or re-armed
   // event leaves its entry behind, skipped when it comes up (its sequence no longer matches).
@@ -120,10 +121,14 @@ class EventQueue {
   Event* far_first();  // drops stale entries; null if none
 
   struct Callback;
-  std::vector<Event*> wheel_;           // kSlots list heads; slot s lives at s % kSlots
+  struct Slot {
+    Event* head = nullptr;
+    Event* tail = nullptr;
+  };
+  std::vector<Slot> wheel_;             // time t lives in slot t % kSlots; holds [now, now + kSlots)
   std::vector<uint64_t> wheel_bits_;    // non-empty slots
+  std::vector<uint64_t> wheel_words_;   // non-empty words of wheel_bits_
   int64_t wheel_count_ = 0;
-  int64_t cur_slot_ = 0;                // slot of now(): the wheel holds slots [cur, cur + kSlots)
   std::vector<Entry> far_;
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::vector<uint32_t> free_;
