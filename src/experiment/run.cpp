@@ -71,7 +71,7 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   ko.check = spec.check;
   kernel::Kernel k(m, f, ko);
   k.set_default_affinity(w->affinity());
-  w->setup(k);
+  w->setup(k.api());
   k.run(w->time_limit());
   if (!w->finished())
     throw std::runtime_error(fmt::format("benchmark did not finish within {} s of simulated time",

@@ -1,4 +1,5 @@
-// kernel/sched/core.c: __schedule(), try_to_wake_up(), resched_curr(), task creation and exit.
+// kernel/sched/core.c: __schedule(), pick_next_task(), try_to_wake_up(), resched_curr(),
+// sched_tick(), task exit; and the IDLE_SPIN RFC's spin in __schedule().
 #include <algorithm>
 #include <stdexcept>
 
@@ -6,179 +7,54 @@
 
 namespace schedlab::kernel {
 
-namespace {
-constexpr int SM_IDLE = -1;
-constexpr int SM_NONE = 0;
-constexpr int SM_PREEMPT = 1;
-}  // namespace
-
-Kernel::Kernel(const machine::Machine& m, const Features& f, const KernelOptions& opts)
-    : m_(m), f_(f), opts_(opts), sink_(opts.sink), rng_(opts.seed),
-      cost_rng_(sim::Rng(opts.seed).split("costs")) {
-  int n = m_.topo.nr_cpus();
-  rqs_.resize(n);
-  size_t nstates = m_.idle_states.size() + 1;  // + default_idle / idle=poll slot
-  for (int cpu = 0; cpu < n; ++cpu) {
-    Rq& rq = rqs_[cpu];
-    rq.cpu = cpu;
-    auto idle = std::make_unique<Task>();
-    idle->pid = 0;
-    idle->comm = "swapper/" + std::to_string(cpu);
-    idle->cpu = cpu;
-    idle->state = TaskState::Running;
-    rq.idle = idle.get();
-    rq.curr = idle.get();
-    tasks_.push_back(std::move(idle));
-    rq.c.idle_ns.assign(nstates, 0);
-    rq.c.idle_usage.assign(nstates, 0);
-    rq.avg_idle = 2 * m_.tunables.migration_cost_ns;
-    rq.max_idle_balance_cost = m_.tunables.migration_cost_ns;
-    rq.llc = m_.topo.llc_of(cpu);
-  }
-  llcs_.resize(m_.topo.nr_llcs());
-  for (int l = 0; l < m_.topo.nr_llcs(); ++l) {
-    llcs_[l].cpus = m_.topo.llc_cpus(l);
-    llcs_[l].nr_idle_scan = static_cast<int>(llcs_[l].cpus.size());
-    llcs_[l].idle_mask.assign(n, false);
-    for (int c : llcs_[l].cpus) llcs_[l].idle_mask[c] = true;  // the RFC starts from the span
-    llcs_[l].has_idle_cores = m_.topo.threads_per_core > 1;
-  }
-  build_sched_domains();
-  if (sink_) sink_->begin(m_);
-  if (opts_.check) {
-    wasting_.assign(n, 0);
-    ev_.set_after_each([this] { check_invariants(); });
-  }
-  // Every CPU starts in its idle loop at time 0.
-  for (auto& rq : rqs_) {
-    rq.bucket = bucket_for_path(KernelPath::IdleEntry);
-    start_tick(rq);
-    do_idle(rq);
-  }
-}
-
-Kernel::~Kernel() = default;
-
-trace::TaskInfo Kernel::info(const Task* t) const {
-  return trace::TaskInfo{t->pid, t->comm, t->prio()};
-}
-
-int64_t Kernel::cost(int64_t ns) {
-  if (ns <= 0) return 0;
-  double cov = m_.noise.jitter_cov;
-  if (cov <= 0) return ns;
-  double f = 1.0 + cov * cost_rng_.normal();
-  if (f < 0) f = 0;
-  return static_cast<int64_t>(ns * f + 0.5);
-}
-
-bool Kernel::idle_cpu(int cpu) const {
-  const Rq& rq = rqs_[cpu];
+bool idle_cpu(const Kernel& k, int cpu) {
+  const Rq& rq = k.rqs[cpu];
   return rq.curr == rq.idle && rq.nr_running == 0 && !rq.ttwu_pending;
 }
 
-int Kernel::nr_running(int cpu) const { return rqs_[cpu].nr_running; }
-
-void Kernel::nr_running_add(Rq& rq, int delta) {
+// add_nr_running() / sub_nr_running(): rd->overload is set when a runqueue reaches two tasks.
+static void change_nr_running(Kernel& k, Rq& rq, int delta) {
   bool was = rq.nr_running >= 2;
   rq.nr_running += delta;
   bool is = rq.nr_running >= 2;
-  if (was != is) nr_overloaded_ += is ? 1 : -1;
-  if (is) rd_overload_ = true;  // add_nr_running() -> set_rd_overloaded()
+  if (was != is) k.rd.nr_overloaded += is ? 1 : -1;
+  if (is) k.rd.overload = true;  // set_rd_overloaded()
 }
-
-CpuCounters Kernel::total() const {
-  CpuCounters t;
-  for (const auto& rq : rqs_) t.add(rq.c);
-  return t;
-}
-
-Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const TaskOptions& o) {
-  auto t = std::make_unique<Task>();
-  Task* p = t.get();
-  p->pid = next_pid_++;
-  p->comm = std::move(comm);
-  p->policy = o.policy;
-  p->rt_prio = o.rt_prio;
-  p->behavior = std::move(b);
-  p->mm = o.mm < 0 ? p->pid : o.mm;
-  p->slice = m_.tunables.base_slice_ns;
-  const std::vector<int>& cpus = !o.cpus.empty() || p->mm == 0 ? o.cpus : default_affinity_;
-  if (!cpus.empty()) {
-    p->allowed.assign(nr_cpus(), false);
-    for (int c : cpus) p->allowed.at(c) = true;
-  }
-  tasks_.push_back(std::move(t));
-  int fork_cpu = p->allowed_on(o.fork_cpu) ? o.fork_cpu : cpus.front();
-  int cpu = o.pin_cpu >= 0 ? o.pin_cpu : find_idlest_cpu(p, fork_cpu);
-  p->cpu = cpu;
-  p->recent_used_cpu = cpu;
-  p->state = TaskState::Interruptible;
-  p->wakee_flip_decay_ts = ev_.now();
-  if (!o.start_blocked) wake_up(p, cpu);
-  return p;
-}
-
-void Kernel::wake_up(Task* p, int from_cpu) {
-  // A wakeup from outside any task program (the benchmark harness): its cost is not charged.
-  try_to_wake_up(from_cpu, nullptr, p, false);
-}
-
-void Kernel::run(Time limit) {
-  ev_.run(limit);
-  end_time_ = ev_.now();
-  if (opts_.check) check_invariants();
-  for (auto& rq : rqs_) {
-    if (rq.mode == Mode::Task) pause_task_segment(rq);
-    account(rq, rq.bucket);
-    if (opts_.check) {
-      const auto& c = rq.c;
-      if (c.busy_ns + c.kernel_total_ns() + c.idle_total_ns() != end_time_.count())
-        check_fail(rq.cpu, nullptr, "time not conserved: busy + kernel + idle != simulated time");
-    }
-  }
-  if (sink_) sink_->end(end_time_);
-}
+void add_nr_running(Kernel& k, Rq& rq, int count) { change_nr_running(k, rq, count); }
+void sub_nr_running(Kernel& k, Rq& rq, int count) { change_nr_running(k, rq, -count); }
 
 // --- runqueue bookkeeping ---------------------------------------------------------------
 
-void Kernel::activate_task(Rq& rq, Task* p, bool wakeup) {
-  if (p->is_rt()) {
-    rq.rt.push_back(p);
-  } else {
-    update_curr(rq);
-    place_entity(rq, p);
-    p->check_queued = false;  // placed anew
-    rq.cfs.push_back(p);
-  }
+void activate_task(Kernel& k, Rq& rq, Task* p) {
+  p->sched_class->enqueue_task(k, rq, p);
   p->on_rq = true;
-  p->runnable_since = ev_.now();
-  nr_running_add(rq, 1);
-  if (rq.spin_task && rq.spin_task->is_rt() && !p->is_rt() && !rq.spin_hidden) {
-    rq.spin_hidden = true;
-    rq.spin_hidden_since = ev_.now();
+  p->runnable_since = k.now();
+  add_nr_running(k, rq, 1);
+  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
+  if (spin.task && spin.task->is_rt() && !p->is_rt() && !spin.hidden) {
+    spin.hidden = true;
+    spin.hidden_since = k.now();
   }
 }
 
-void Kernel::deactivate_task(Rq& rq, Task* p) {
-  // p is rq.curr (blocking) and not in the queues.
-  if (!p->is_rt()) {
-    update_curr(rq);
-    int64_t V = avg_vruntime(rq);
-    int64_t limit = std::max<int64_t>(2 * p->slice, m_.tick_ns());
-    p->vlag = std::clamp<int64_t>(V - p->vruntime, -limit, limit);
-  }
+// p is rq->curr (blocking) and not in the queues.
+void deactivate_task(Kernel& k, Rq& rq, Task* p) {
+  p->sched_class->dequeue_task(k, rq, p);
   p->on_rq = false;
-  nr_running_add(rq, -1);
+  sub_nr_running(k, rq, 1);
 }
 
-void Kernel::set_task_cpu(Task* p, int cpu) {
+void set_task_cpu(Kernel& k, Task* p, int cpu) {
   if (p->cpu == cpu) return;
-  Distance d = m_.topo.distance(p->cpu, cpu);
-  if (sink_) sink_->sched_migrate_task(ev_.now(), cpu, info(p), p->cpu, cpu);
-  p->cold_penalty += m_.cache_cold_ns(d);
+  Distance d = k.topo.distance(p->cpu, cpu);
+  if (k.sink) k.sink->sched_migrate_task(k.now(), cpu, k.info(p), p->cpu, cpu);
+  p->cold_penalty += k.m.cache_cold_ns(d);
   p->nr_migrations++;
-  rqs_[cpu].c.migrations++;
+  k.rqs[cpu].c.migrations++;
+  if (p->state != TaskState::Dead) {
+    k.nr_assigned[p->cpu]--;
+    k.nr_assigned[cpu]++;
+  }
   p->cpu = cpu;
 }
 
@@ -187,73 +63,61 @@ void Kernel::set_task_cpu(Task* p, int cpu) {
 // Models __schedule(mode). SM_IDLE (from schedule_idle()) with SM_IDLE on and nothing runnable
 // takes the fast path: no pick_next_task(), no newidle balance, straight back to idle. Left out:
 // RCU, PSI, core scheduling, sched_ext, delayed dequeue.
-void Kernel::schedule(Rq& rq, int mode) {
+void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
   Task* prev = rq.curr;
-  const bool from_idle = mode == SM_IDLE;
+  const bool from_idle = mode == SchedMode::SM_IDLE;
   const KernelPath path = from_idle ? KernelPath::ScheduleIdle : KernelPath::Schedule;
   if (from_idle)
     rq.c.schedule_idle_calls++;
   else
     rq.c.schedule_calls++;
-  int64_t c = cost(m_.costs.schedule_ns);
-  update_curr(rq);
+  int64_t c = k.cost(k.m.costs.schedule_ns);
+  update_curr(k, rq);
 
-  if (from_idle && f_.on(Feature::SM_IDLE) && rq.nr_running == 0) {
+  if (from_idle && k.f.on(Feature::SM_IDLE) && rq.nr_running == 0) {
     rq.need_resched = false;
     rq.c.sm_idle_fastpath++;
-    run_steps(rq, {{path, c}}, [this, &rq] { do_idle(rq); });
+    cpu.push_step(path, c);
+    cpu.run_steps(Resume::DoIdle);
     return;
   }
 
-  if (mode == SM_NONE && prev != rq.idle && prev->state != TaskState::Running) {
-    if (prev->state == TaskState::Interruptible && f_.on(Feature::IDLE_SPIN) &&
-        !rq.no_spin_once && rq.nr_running == 1) {
-      run_steps(rq, {{path, c}}, [this, &rq, prev] { start_idle_spin(rq, prev); });
+  if (mode == SchedMode::SM_NONE && prev != rq.idle && prev->state != TaskState::Running) {
+    if (prev->state == TaskState::Interruptible && k.f.on(Feature::IDLE_SPIN) &&
+        !spin.no_spin_once && rq.nr_running == 1) {
+      cpu.push_step(path, c);
+      cpu.switch_prev = prev;
+      cpu.run_steps(Resume::StartIdleSpin);
       return;
     }
-    rq.no_spin_once = false;
-    c += cost(m_.costs.dequeue_ns);
-    deactivate_task(rq, prev);
+    spin.no_spin_once = false;
+    c += k.cost(k.m.costs.dequeue_ns);
+    deactivate_task(k, rq, prev);
   }
-  rq.no_spin_once = false;
+  spin.no_spin_once = false;
 
-  std::vector<KernelStep> steps;
   rq.c.pick_next_task_calls++;
   if (prev == rq.idle) rq.c.pick_next_task_from_idle++;
-  c += cost(m_.costs.pick_next_task_ns);
-  Task* next = pick_next_task(rq);
-  steps.push_back({path, c});
-  if (!next) {
-    bool pulled = false;
-    if (f_.on(Feature::NEWIDLE_BALANCE)) {
-      for (auto& s : newidle_balance(rq, pulled)) steps.push_back(std::move(s));
-    }
-    if (pulled) next = pick_next_task(rq);
-  }
-  if (!next) {
-    next = rq.idle;
-    // set_next_task_idle() -> update_idle_core()
-    int64_t before = 0;
-    if (m_.topo.threads_per_core > 1) {
-      for (int s : m_.topo.smt_siblings(rq.cpu))
-        if (s != rq.cpu) before += m_.remote_read_ns(Distance::Smt);
-      update_idle_core(rq);
-    }
-    if (before > 0) steps.push_back({path, before});
-  }
+  c += k.cost(k.m.costs.pick_next_task_ns);
+  cpu.push_step(path, c);
+  Task* next = pick_next_task(k, rq);
+  int64_t set_next = next->sched_class->set_next_task(k, rq, next);
+  if (set_next > 0) cpu.push_step(path, set_next);
   rq.need_resched = false;
   if (next != prev) {
-    int64_t cs = cost(m_.costs.context_switch_ns);
+    int64_t cs = k.cost(k.m.costs.context_switch_ns);
     // switch_mm(): only when the next task brings another mm; switching to idle or a kernel
     // thread keeps the old one loaded (lazy TLB), so coming back to it costs nothing extra.
     if (next != rq.idle && next->mm != 0 && next->mm != rq.active_mm) {
-      cs += cost(m_.costs.switch_mm_ns);
+      cs += k.cost(k.m.costs.switch_mm_ns);
       rq.active_mm = next->mm;
       rq.c.mm_switches++;
     }
-    steps.push_back({path, cs});
+    cpu.push_step(path, cs);
     rq.c.context_switches++;
-    if (sink_) {
+    if (k.sink) {
       trace::PrevState ps = trace::PrevState::Running;
       if (prev->state == TaskState::Dead)
         ps = trace::PrevState::Dead;
@@ -261,110 +125,136 @@ void Kernel::schedule(Rq& rq, int mode) {
         ps = trace::PrevState::Sleeping;
       else if (prev != rq.idle)
         ps = trace::PrevState::Preempted;
-      sink_->sched_switch(ev_.now(), rq.cpu, info(prev), ps, info(next));
+      k.sink->sched_switch(k.now(), rq.cpu, k.info(prev), ps, k.info(next));
     }
   }
   rq.curr = next;
-  // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
-  // charged to it and its time waiting in the queue is not.
-  if (next != rq.idle) next->exec_start = ev_.now();
-  run_steps(rq, std::move(steps), [this, &rq, prev, next] { finish_switch(rq, prev, next); });
+  cpu.switch_prev = prev;
+  cpu.switch_next = next;
+  cpu.run_steps(Resume::FinishTaskSwitch);
 }
 
-void Kernel::finish_switch(Rq& rq, Task* prev, Task* next) {
-  if (prev != next) update_util(rq);
+void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
+  if (prev != next) update_rq_util(k, rq);
   if (next == rq.idle) {
-    do_idle(rq);
+    do_idle(k, rq);
     return;
   }
   if (prev != next) {
     next->nr_switches_in++;
-    next->run_delay_ns += (ev_.now() - next->runnable_since).count();
+    next->run_delay_ns += (k.now() - next->runnable_since).count();
   }
-  return_to_task(rq);
+  k.cpus[rq.cpu].return_to_task();
 }
 
-// pick_next_task(): put prev back if it is still runnable, then RT before fair (EEVDF pick).
-// Returns nullptr when only the idle task is left (the caller runs newidle balance).
-Task* Kernel::pick_next_task(Rq& rq) {
+// pick_next_task(): put prev back if it is still runnable, then each class in priority order;
+// when the fair class has nothing, pick_next_task_fair()'s newidle balance runs before the
+// idle class gets the CPU.
+static Task* pick_from_classes(Kernel& k, Rq& rq) {
+  for (const SchedClass* cls : {&rt_sched_class, &fair_sched_class})
+    if (Task* p = cls->pick_task(k, rq)) return p;
+  return nullptr;
+}
+
+Task* pick_next_task(Kernel& k, Rq& rq) {
   Task* prev = rq.curr;
   if (prev != rq.idle && prev->on_rq) {
-    if (prev->is_rt() && !rq.yield_to_tail)
-      rq.rt.insert(rq.rt.begin(), prev);  // a preempted RT task stays at the head
-    else if (prev->is_rt())
-      rq.rt.push_back(prev);  // yield_task_rt(): requeue_task_rt() to the tail
-    else
-      rq.cfs.push_back(prev);
+    prev->sched_class->put_prev_task(k, rq, prev);
     rq.curr = rq.idle;  // transiently; the caller sets the real next
-    prev->runnable_since = ev_.now();
+    prev->runnable_since = k.now();
   }
-  Task* next = nullptr;
-  if (!rq.rt.empty()) {
-    auto best = rq.rt.begin();
-    for (auto it = rq.rt.begin(); it != rq.rt.end(); ++it)
-      if ((*it)->rt_prio > (*best)->rt_prio) best = it;
-    next = *best;
-    rq.rt.erase(best);
-  } else if (!rq.cfs.empty()) {
-    next = pick_eevdf(rq);
-    rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
-  }
+  Task* next = pick_from_classes(k, rq);
   rq.curr = prev;
-  return next;
+  if (next) return next;
+  if (k.f.on(Feature::NEWIDLE_BALANCE) && sched_balance_newidle(k, rq) > 0) {
+    next = pick_from_classes(k, rq);
+    if (next) return next;
+  }
+  return idle_sched_class.pick_task(k, rq);
 }
 
-void Kernel::set_need_resched_local(Rq& rq) { rq.need_resched = true; }
+// --- sched_tick() --------------------------------------------------------------------------
+
+// sched_tick(): the class's task_tick (slice accounting), then the balance softirq and the nohz
+// kick; IDLE_CPUMASK clears a busy CPU's bit here.
+void sched_tick(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  rq.c.ticks++;
+  int64_t c = k.cost(k.m.costs.tick_ns);
+  int64_t lb = 0;
+  rq.curr->sched_class->task_tick(k, rq, rq.curr);
+  if (k.f.on(Feature::IDLE_CPUMASK) && !idle_cpu(k, rq.cpu)) c += update_idle_cpumask(k, rq, false);
+  update_rq_util(k, rq);
+  if (k.now() >= rq.next_balance) sched_balance_domains(k, rq, lb);
+  nohz_balancer_kick(k, rq, lb);
+  cpu.push_step(KernelPath::Tick, c);
+  if (lb > 0) cpu.push_step(KernelPath::LoadBalance, lb);
+}
+
+// --- sched_yield() ------------------------------------------------------------------------
+
+// do_sched_yield(): the class's yield_task(), then schedule() with prev still runnable
+// (pick_next_task() runs synchronously inside __schedule()). Left out: the syscall entry cost,
+// SCHED_DEADLINE.
+void do_sched_yield(Kernel& k, Rq& rq) {
+  rq.curr->sched_class->yield_task(k, rq);
+  __schedule(k, rq, SchedMode::SM_NONE);
+  rq.yield_to_tail = false;
+}
 
 // --- IDLE_SPIN ----------------------------------------------------------------------------
 
 // The 2018 RFC: prev blocks and is alone on the rq, so instead of dequeuing it and switching to
 // idle, spin (CPU busy, counted) until it is woken, someone sets need_resched, or the bound.
-void Kernel::start_idle_spin(Rq& rq, Task* prev) {
+void start_idle_spin(Kernel& k, Rq& rq, Task* prev) {
+  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
   if (rq.nr_running > 1) {  // another task arrived during the schedule step: not alone any more
-    rq.no_spin_once = true;
-    schedule(rq, SM_NONE);
+    spin.no_spin_once = true;
+    __schedule(k, rq, SchedMode::SM_NONE);
     return;
   }
-  rq.spin_task = prev;
-  rq.spin_start = ev_.now();
+  Cpu& cpu = k.cpus[rq.cpu];
+  spin.task = prev;
+  spin.start = k.now();
   rq.c.idle_spin++;
-  int cpu = rq.cpu;
-  rq.spin_timeout = ev_.after(Time::ns(m_.tunables.idle_spin_max_ns),
-                              [this, cpu] { end_idle_spin(rqs_[cpu], false); });
+  k.ev.schedule(cpu.spin_timeout, k.now() + Time::ns(k.m.tunables.idle_spin_max_ns));
   // return_to_task() ends the spin at once if prev was woken while we were getting here.
-  return_to_task(rq);
+  cpu.return_to_task();
 }
 
-void Kernel::end_idle_spin(Rq& rq, bool woken) {
-  Task* p = rq.spin_task;
+void end_idle_spin(Kernel& k, Rq& rq, bool woken) {
+  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
+  Cpu& cpu = k.cpus[rq.cpu];
+  Task* p = spin.task;
   if (!p) return;
-  if (rq.mode == Mode::Kernel) {  // in an interrupt: return_to_task() ends the spin after it
-    rq.spin_end_requested = true;
+  if (cpu.mode() == Mode::Kernel) {  // in an interrupt: return_to_task() ends the spin after it
+    spin.end_requested = true;
     return;
   }
-  rq.spin_end_requested = false;
-  ev_.cancel(rq.spin_timeout);
-  rq.spin_task = nullptr;
-  if (rq.spin_hidden) {
-    rq.c.idle_spin_hidden_ns += (ev_.now() - rq.spin_hidden_since).count();
-    rq.spin_hidden = false;
+  spin.end_requested = false;
+  k.ev.deschedule(cpu.spin_timeout);
+  spin.task = nullptr;
+  if (spin.hidden) {
+    rq.c.idle_spin_hidden_ns += (k.now() - spin.hidden_since).count();
+    spin.hidden = false;
   }
   if (p->state == TaskState::Running) {
     rq.c.idle_spin_hit++;
-    account(rq, 0);
-    return_to_task(rq);
+    cpu.account(0);
+    cpu.return_to_task();
     return;
   }
-  rq.no_spin_once = true;
-  schedule(rq, SM_NONE);
+  spin.no_spin_once = true;
+  __schedule(k, rq, SchedMode::SM_NONE);
 }
 
 // --- exit ---------------------------------------------------------------------------------
 
-void Kernel::task_exit(Rq& rq, Task* p) {
+void do_exit(Kernel& k, Rq& rq, Task* p) {
   p->state = TaskState::Dead;
-  p->exit_time = ev_.now();
-  schedule(rq, SM_NONE);
+  p->exit_time = k.now();
+  k.nr_assigned[p->cpu]--;
+  __schedule(k, rq, SchedMode::SM_NONE);
 }
 
 // --- try_to_wake_up() ---------------------------------------------------------------------
@@ -373,114 +263,106 @@ void Kernel::task_exit(Rq& rq, Task* p) {
 // waker-side cost. Decisions are taken now; remote effects (IPIs, polling kicks) are scheduled
 // at the offset within the waker's cost where they happen. Left out: pi_lock contention, the
 // on_cpu wait (the wakee's CPU is assumed to have finished switching out).
-int64_t Kernel::try_to_wake_up(int this_cpu, Task* waker, Task* p, bool sync) {
-  int64_t c = cost(m_.costs.ttwu_ns);
+int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync) {
+  int64_t c = k.cost(k.m.costs.ttwu_ns);
   if (!p || p->state != TaskState::Interruptible) return c;
-  if (sink_) sink_->sched_waking(ev_.now(), this_cpu, info(p), p->cpu);
-  if (p->on_rq) {
-    // ttwu_runnable(): still queued (IDLE_SPIN spinner): just mark it running.
-    p->state = TaskState::Running;
-    c += m_.remote_read_ns(m_.topo.distance(this_cpu, p->cpu));
-    Rq& prq = rqs_[p->cpu];
-    if (prq.spin_task == p) {
-      int cpu = p->cpu;
-      Time spin = prq.spin_start;
-      int64_t notice = c + m_.remote_read_ns(m_.topo.distance(this_cpu, cpu));
-      ev_.after(Time::ns(notice), [this, cpu, p, spin] {
-        Rq& r = rqs_[cpu];
-        if (r.spin_task == p && r.spin_start == spin && r.mode == Mode::Spin) end_idle_spin(r, true);
-      });
-    }
-    if (sink_) sink_->sched_wakeup(ev_.now(), p->cpu, info(p), p->cpu);
-    return c;
-  }
+  if (k.sink) k.sink->sched_waking(k.now(), this_cpu, k.info(p), p->cpu);
+  if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
   int prev_cpu = p->cpu;
-  int cpu = prev_cpu;
-  if (!p->is_rt()) cpu = select_task_rq_fair(this_cpu, waker, p, sync, c);
-  if (cpu != prev_cpu) set_task_cpu(p, cpu);
+  int cpu = p->sched_class->select_task_rq(k, this_cpu, waker, p, sync, c);
+  if (cpu != prev_cpu) set_task_cpu(k, p, cpu);
   if (cpu == this_cpu)
-    rqs_[this_cpu].c.ttwu_local++;
+    k.rqs[this_cpu].c.ttwu_local++;
   else
-    rqs_[this_cpu].c.ttwu_remote++;
-  c += ttwu_queue(this_cpu, p, cpu, c);
+    k.rqs[this_cpu].c.ttwu_remote++;
+  c += ttwu_queue(k, this_cpu, p, cpu, c);
+  return c;
+}
+
+// ttwu_runnable(): still queued (an IDLE_SPIN spinner): just mark it running; the spinning CPU
+// notices one line transfer later. `c` is the waker's cost so far; returns the new total.
+int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
+  p->state = TaskState::Running;
+  c += k.remote_read(this_cpu, p->cpu);
+  if (k.idle_spin[p->cpu].task == p) {
+    int cpu = p->cpu;
+    int64_t notice = c + k.remote_read(this_cpu, cpu);
+    k.ev.schedule(k.deferred(DeferredEvent::SpinWakeNotice, cpu, p,
+                             k.idle_spin[cpu].start.count()),
+                  k.now() + Time::ns(notice));
+  }
+  if (k.sink) k.sink->sched_wakeup(k.now(), p->cpu, k.info(p), p->cpu);
   return c;
 }
 
 // ttwu_queue_cond(): use the wake list when the target does not share our LLC, or shares it and
 // has nothing running (since v6.0).
-bool Kernel::ttwu_queue_cond(int this_cpu, int cpu) const {
-  if (!f_.on(Feature::TTWU_QUEUE)) return false;
+bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
+  if (!k.f.on(Feature::TTWU_QUEUE)) return false;
   if (cpu == this_cpu) return false;
-  if (m_.topo.llc_of(cpu) != m_.topo.llc_of(this_cpu)) return true;
-  return rqs_[cpu].nr_running == 0;
+  if (!k.topo.share_llc(cpu, this_cpu)) return true;
+  return k.rqs[cpu].nr_running == 0;
 }
 
-int64_t Kernel::ttwu_queue(int this_cpu, Task* p, int cpu, int64_t offset) {
-  Rq& t = rqs_[cpu];
-  Distance d = m_.topo.distance(this_cpu, cpu);
-  if (ttwu_queue_cond(this_cpu, cpu)) {
+int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
+  Rq& t = k.rqs[cpu];
+  if (ttwu_queue_cond(k, this_cpu, cpu)) {
     // __ttwu_queue_wakelist(): set ttwu_pending, llist_add, IPI only if the queue was empty.
-    rqs_[this_cpu].c.ttwu_wakelist++;
+    k.rqs[this_cpu].c.ttwu_wakelist++;
     bool first = t.wake_list.empty() && t.call_queue.empty();
     t.ttwu_pending = true;
     t.wake_list.push_back(p);
-    int64_t c = m_.remote_read_ns(d);
-    if (first) c += send_call_function_single_ipi(this_cpu, cpu, offset + c);
+    int64_t c = k.remote_read(this_cpu, cpu);
+    if (first) c += send_call_function_single_ipi(k, this_cpu, cpu, offset + c);
     return c;
   }
   // Direct: lock the target rq, activate, maybe preempt.
-  int64_t c = m_.remote_read_ns(d) + cost(m_.costs.enqueue_ns);
-  c += ttwu_do_activate(this_cpu, t, p, offset + c);
+  int64_t c = k.remote_read(this_cpu, cpu) + k.cost(k.m.costs.enqueue_ns);
+  c += ttwu_do_activate(k, this_cpu, t, p, offset + c);
   return c;
 }
 
-int64_t Kernel::ttwu_do_activate(int this_cpu, Rq& rq, Task* p, int64_t offset) {
-  activate_task(rq, p, true);
-  if (sink_) sink_->sched_wakeup(ev_.now(), rq.cpu, info(p), rq.cpu);
-  update_avg_idle_on_wakeup(rq);
-  return wakeup_preempt(this_cpu, rq, p, offset);
+int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset) {
+  activate_task(k, rq, p);
+  if (k.sink) k.sink->sched_wakeup(k.now(), rq.cpu, k.info(p), rq.cpu);
+  update_avg_idle_on_wakeup(k, rq);
+  return wakeup_preempt(k, this_cpu, rq, p, offset);
 }
 
-// wakeup_preempt(): idle is always preempted; a higher class preempts a lower one; within the
-// fair class EEVDF preempts when the wakee is now the pick. Left out: RUN_TO_PARITY,
-// PREEMPT_SHORT, buddies.
-int64_t Kernel::wakeup_preempt(int this_cpu, Rq& rq, Task* p, int64_t offset) {
+// wakeup_preempt(): a higher class preempts a lower one (idle is always preempted); within a
+// class the class decides (EEVDF: the wakee is now the pick). IDLE_SPIN spins only while prev
+// is alone: a task of the same or a higher class ends the spin (prev then blocks for real); a
+// fair task does not disturb a spinning RT task (the reviewers' concern): it waits for the spin
+// to end, counted in idle_spin_hidden_ns.
+int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset) {
   Task* curr = rq.curr;
   bool preempt = false;
-  if (rq.spin_task) {
-    // IDLE_SPIN spins only while prev is alone: a task of the same or a higher class ends the
-    // spin (prev then blocks for real). A fair task does not disturb a spinning RT task (the
-    // reviewers' concern): it waits for the spin to end, counted in idle_spin_hidden_ns.
-    preempt = !(rq.spin_task->is_rt() && !p->is_rt());
-  } else if (curr == rq.idle) {
-    preempt = true;
-  } else if (p->is_rt()) {
-    preempt = !curr->is_rt() || p->rt_prio > curr->rt_prio;
-  } else if (curr->is_rt()) {
-    preempt = false;  // a lower class never preempts a higher one
-  } else if (f_.on(Feature::WAKEUP_PREEMPTION)) {
-    update_curr(rq);
-    preempt = pick_eevdf(rq) == p;
+  if (Task* spinner = k.idle_spin[rq.cpu].task) {
+    preempt = !(spinner->is_rt() && !p->is_rt());
+  } else if (p->sched_class == curr->sched_class) {
+    preempt = p->sched_class->wakeup_preempt(k, rq, p);
+  } else {
+    preempt = p->sched_class->rank > curr->sched_class->rank;
   }
   if (!preempt) return 0;
-  return resched_curr(this_cpu, rq, offset);
+  return resched_curr(k, this_cpu, rq, offset);
 }
 
 // resched_curr(): local -> set the flag; remote -> set_nr_and_not_polling(): an IPI unless the
 // target's idle task is polling.
-int64_t Kernel::resched_curr(int this_cpu, Rq& t, int64_t offset) {
+int64_t resched_curr(Kernel& k, int this_cpu, Rq& t, int64_t offset) {
   if (t.need_resched) return 0;
   if (t.cpu == this_cpu) {
     t.need_resched = true;
     return 0;
   }
   if (t.polling) {
-    polling_kick(this_cpu, t, offset);
-    return m_.remote_read_ns(m_.topo.distance(this_cpu, t.cpu));
+    wake_polling_idle(k, this_cpu, t, offset);
+    return k.remote_read(this_cpu, t.cpu);
   }
   t.need_resched = true;
-  return send_ipi(this_cpu, t.cpu, IpiKind::Reschedule, offset);
+  return send_ipi(k, this_cpu, t.cpu, IpiKind::Reschedule, offset);
 }
 
 }  // namespace schedlab::kernel

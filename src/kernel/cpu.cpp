@@ -1,299 +1,351 @@
-// How a modeled CPU executes: task segments, kernel chains with IRQs off, interrupts that split
-// a task segment, and time accounting (busy + kernel paths + idle states = simulated time).
+// The CPU execution engine (cpu.hpp): task segments, kernel chains with IRQs off, interrupts
+// that split a task segment, the resume points, and time accounting (busy + kernel paths +
+// idle states = simulated time).
+#include "kernel/cpu.hpp"
+
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "kernel/kernel.hpp"
 
 namespace schedlab::kernel {
 
-void Kernel::account(Rq& rq, int bucket) {
-  Time now = ev_.now();
-  int64_t d = (now - rq.bucket_start).count();
+void CpuEvent::process() {
+  Cpu& c = *owner;
+  switch (kind) {
+    case StepEnd: c.step_done(); return;
+    case SegmentEnd: c.task_segment_done(); return;
+    case Tick: tick_sched_timer(*k, cpu); return;
+    case PollLimit: poll_idle_time_limit(*k, k->rqs[cpu]); return;
+    case PollingWake:
+      if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rqs[cpu], nullptr);
+      return;
+    case SpinTimeout: end_idle_spin(*k, k->rqs[cpu], false); return;
+  }
+}
+
+void Cpu::init(Kernel& k, int cpu) {
+  k_ = &k;
+  rq_ = &k.rqs[cpu];
+  cpu_ = cpu;
+  core_ = k.topo.core_of(cpu);
+  auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
+    e.k = &k;
+    e.owner = this;
+    e.cpu = cpu;
+    e.kind = kind;
+  };
+  set(step_end_, CpuEvent::StepEnd);
+  set(segment_end_, CpuEvent::SegmentEnd);
+  set(tick, CpuEvent::Tick);
+  set(poll_limit, CpuEvent::PollLimit);
+  set(polling_wake, CpuEvent::PollingWake);
+  set(spin_timeout, CpuEvent::SpinTimeout);
+  bucket_ = k.bucket_for_path(KernelPath::IdleEntry);
+}
+
+// --- accounting -----------------------------------------------------------------------------
+
+void Cpu::account(int bucket) {
+  Time now = k_->now();
+  int64_t d = (now - bucket_start_).count();
   if (d > 0) {
-    int b = rq.bucket;
+    CpuCounters& c = rq_->c;
+    int b = bucket_;
     if (b == 0) {
-      rq.c.busy_ns += d;
+      c.busy_ns += d;
     } else if (b <= kNumKernelPaths) {
-      rq.c.kernel_ns[b - 1] += d;
+      c.kernel_ns[b - 1] += d;
     } else {
-      rq.c.idle_ns[b - 1 - kNumKernelPaths] += d;
+      c.idle_ns[b - 1 - kNumKernelPaths] += d;
     }
   }
-  rq.bucket = bucket;
-  rq.bucket_start = now;
+  bucket_ = bucket;
+  bucket_start_ = now;
 }
 
-bool Kernel::cpu_busy_for_smt(int cpu) const { return rqs_[cpu].mode != Mode::Idle; }
+// --- SMT co-run speed -----------------------------------------------------------------------
 
-double Kernel::smt_speed(int cpu) const {
-  const auto& topo = m_.topo;
-  if (topo.threads_per_core < 2) return 1.0;
-  int busy = 1;
-  for (int s : topo.smt_siblings(cpu))
-    if (s != cpu && cpu_busy_for_smt(s)) ++busy;
-  if (busy == 1) return 1.0;
+// Called in task mode, so this CPU is one of the core's busy threads.
+double Cpu::smt_speed() const {
+  int busy = k_->core_busy[core_];
+  if (busy <= 1) return 1.0;
   // Per-thread rate when `busy` threads share the core: the pair throughput split evenly.
-  return m_.costs.smt_pair_throughput / busy;
+  return k_->m.costs.smt_pair_throughput / busy;
 }
 
-void Kernel::refresh_sibling_speed(int cpu) {
-  if (m_.topo.threads_per_core < 2) return;
-  for (int s : m_.topo.smt_siblings(cpu)) {
-    if (s == cpu) continue;
-    Rq& o = rqs_[s];
-    if (o.mode == Mode::Task && o.curr->in_compute && !o.curr->waiting_csd) {
-      pause_task_segment(o);
-      start_task_segment(o);
+void Cpu::refresh_sibling_speed() {
+  if (k_->topo.threads_per_core() < 2) return;
+  for (int s : k_->topo.smt_mask(cpu_)) {
+    if (s == cpu_) continue;
+    Cpu& o = k_->cpus[s];
+    if (o.mode_ == Mode::Task && o.rq_->curr->in_compute && !o.rq_->curr->waiting_csd) {
+      o.pause_task_segment();
+      o.start_task_segment();
     }
   }
 }
 
-void Kernel::set_mode(Rq& rq, Mode m) {
-  bool was_busy = rq.mode != Mode::Idle;
-  rq.mode = m;
+void Cpu::set_mode(Mode m) {
+  bool was_busy = mode_ != Mode::Idle;
+  mode_ = m;
   bool busy = m != Mode::Idle;
-  if (was_busy != busy) refresh_sibling_speed(rq.cpu);
-}
-
-void Kernel::run_steps(Rq& rq, std::vector<KernelStep> steps, std::function<void()> then) {
-  set_mode(rq, Mode::Kernel);
-  for (auto& s : steps) rq.steps.push_back(std::move(s));
-  rq.after_steps = std::move(then);
-  step_next(rq);
-}
-
-void Kernel::step_next(Rq& rq) {
-  while (!rq.steps.empty() && rq.steps.front().ns <= 0) {
-    auto done = std::move(rq.steps.front().done);
-    rq.steps.pop_front();
-    if (done) done();
+  if (was_busy != busy) {
+    k_->core_busy[core_] += busy ? 1 : -1;
+    refresh_sibling_speed();
   }
-  if (rq.steps.empty()) {
-    auto fn = std::move(rq.after_steps);
-    rq.after_steps = nullptr;
-    if (fn) fn();
+}
+
+// --- kernel chains --------------------------------------------------------------------------
+
+void Cpu::run_steps(Resume then) {
+  set_mode(Mode::Kernel);
+  after_steps_ = then;
+  step_next();
+}
+
+void Cpu::step_next() {
+  while (head_ < steps_.size() && steps_[head_].ns <= 0) {
+    KernelStep s = steps_[head_++];
+    step_effect(s);
+  }
+  if (head_ == steps_.size()) {
+    steps_.clear();
+    head_ = 0;
+    Resume r = after_steps_;
+    after_steps_ = Resume::None;
+    resume(r);
     return;
   }
-  const KernelStep& s = rq.steps.front();
-  account(rq, bucket_for_path(s.path));
-  rq.kstep_start = ev_.now();
-  int cpu = rq.cpu;
-  rq.seg_end = ev_.after(Time::ns(s.ns), [this, cpu] { step_done(cpu); });
+  const KernelStep& s = steps_[head_];
+  account(k_->bucket_for_path(s.path));
+  kstep_start_ = k_->now();
+  k_->ev.schedule(step_end_, k_->now() + Time::ns(s.ns));
 }
 
-void Kernel::step_done(int cpu) {
-  Rq& rq = rqs_[cpu];
-  KernelStep s = std::move(rq.steps.front());
-  rq.steps.pop_front();
-  if (sink_) sink_->kernel_slice(cpu, rq.kstep_start, ev_.now(), s.path);
-  if (s.done) s.done();
-  step_next(rq);
+void Cpu::step_done() {
+  KernelStep s = steps_[head_++];
+  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
+  step_effect(s);
+  step_next();
 }
 
-void Kernel::start_task_segment(Rq& rq) {
-  Task* p = rq.curr;
-  set_mode(rq, Mode::Task);
-  account(rq, 0);
-  p->in_compute = true;
-  rq.speed = smt_speed(rq.cpu);
-  rq.seg_start = ev_.now();
-  int64_t dur = static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / rq.speed));
-  int cpu = rq.cpu;
-  rq.seg_end = ev_.after(Time::ns(dur), [this, cpu] { task_segment_done(cpu); });
-}
-
-void Kernel::pause_task_segment(Rq& rq) {
-  Task* p = rq.curr;
-  if (!p->in_compute || p->waiting_csd) return;
-  if (ev_.pending(rq.seg_end)) {
-    int64_t elapsed = (ev_.now() - rq.seg_start).count();
-    int64_t done = static_cast<int64_t>(std::floor(elapsed * rq.speed));
-    p->work_left = std::max<int64_t>(0, p->work_left - done);
-    ev_.cancel(rq.seg_end);
+// What a step does when it ends.
+void Cpu::step_effect(const KernelStep& s) {
+  switch (s.done) {
+    case StepDone::None: return;
+    case StepDone::CsdUnlock: csd_unlock(*k_, s.task, cpu_); return;
+    case StepDone::TtwuPending: sched_ttwu_pending(*k_, *rq_, s.count); return;
+    case StepDone::IpiExit:
+      if (k_->sink) k_->sink->ipi_exit(k_->now(), cpu_, s.ipi);
+      return;
   }
 }
 
-void Kernel::task_segment_done(int cpu) {
-  Rq& rq = rqs_[cpu];
-  Task* p = rq.curr;
+// The one place a CPU continues after a chain.
+void Cpu::resume(Resume r) {
+  Kernel& k = *k_;
+  Rq& rq = *rq_;
+  switch (r) {
+    case Resume::None: return;
+    case Resume::ReturnToTask: return_to_task(); return;
+    case Resume::ProcessPendingIrqs: process_pending_irqs(after_irqs_); return;
+    case Resume::DoIdle: do_idle(k, rq); return;
+    case Resume::IdleLoop: do_idle_loop(k, rq); return;
+    case Resume::EnterIdleState: cpuidle_enter_state(k, rq, enter_state, enter_stop_tick); return;
+    case Resume::IdleWakeIrq: handle_irq(wake_irq, Resume::IdleLoop); return;
+    case Resume::DoIdleExit: do_idle_exit(k, rq); return;
+    case Resume::IrqsThenScheduleIdle: process_pending_irqs(Resume::ScheduleIdle); return;
+    case Resume::ScheduleIdle: __schedule(k, rq, SchedMode::SM_IDLE); return;
+    case Resume::FinishTaskSwitch: finish_task_switch(k, rq, switch_prev, switch_next); return;
+    case Resume::StartIdleSpin: start_idle_spin(k, rq, switch_prev); return;
+  }
+}
+
+// --- task segments --------------------------------------------------------------------------
+
+void Cpu::start_task_segment() {
+  Task* p = rq_->curr;
+  set_mode(Mode::Task);
+  account(0);
+  p->in_compute = true;
+  speed_ = smt_speed();
+  seg_start_ = k_->now();
+  // At full speed the segment is work_left itself (what ceil(work_left / 1.0) gives).
+  int64_t dur = speed_ == 1.0
+                    ? p->work_left
+                    : static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / speed_));
+  k_->ev.schedule(segment_end_, k_->now() + Time::ns(dur));
+}
+
+void Cpu::pause_task_segment() {
+  Task* p = rq_->curr;
+  if (!p->in_compute || p->waiting_csd) return;
+  if (segment_end_.scheduled()) {
+    int64_t elapsed = (k_->now() - seg_start_).count();
+    int64_t done = static_cast<int64_t>(std::floor(elapsed * speed_));
+    p->work_left = std::max<int64_t>(0, p->work_left - done);
+    k_->ev.deschedule(segment_end_);
+  }
+}
+
+void Cpu::task_segment_done() {
+  Task* p = rq_->curr;
   p->work_left = 0;
   p->in_compute = false;
-  continue_task(rq);
+  continue_task();
 }
 
 // Back in task context after a kernel chain or an interrupt: take pending interrupts, honour
 // need_resched (the preemption point on return), then resume what the task was doing.
-void Kernel::return_to_task(Rq& rq) {
-  if (!rq.pending_irqs.empty()) {
-    process_pending_irqs(rq, [this, &rq] { return_to_task(rq); });
+void Cpu::return_to_task() {
+  Kernel& k = *k_;
+  Rq& rq = *rq_;
+  if (!pending_irqs_.empty()) {
+    process_pending_irqs(Resume::ReturnToTask);
     return;
   }
-  if (rq.spin_task) {
-    if (rq.need_resched || rq.spin_end_requested ||
-        rq.spin_task->state == TaskState::Running) {
-      set_mode(rq, Mode::Spin);
-      end_idle_spin(rq, rq.spin_task->state == TaskState::Running);
+  IdleSpinCpu& spin = k.idle_spin[cpu_];
+  if (spin.task) {
+    if (rq.need_resched || spin.end_requested || spin.task->state == TaskState::Running) {
+      set_mode(Mode::Spin);
+      end_idle_spin(k, rq, spin.task->state == TaskState::Running);
       return;
     }
-    set_mode(rq, Mode::Spin);
-    account(rq, bucket_for_path(KernelPath::Spin));
+    set_mode(Mode::Spin);
+    account(k.bucket_for_path(KernelPath::Spin));
     return;
   }
   Task* p = rq.curr;
   if (rq.need_resched) {
-    schedule(rq, 1);
+    __schedule(k, rq, SchedMode::SM_PREEMPT);
     return;
   }
   if (p->waiting_csd) {
-    set_mode(rq, Mode::Task);
-    account(rq, 0);
+    set_mode(Mode::Task);
+    account(0);
     return;
   }
   if (p->in_compute && p->work_left > 0) {
-    start_task_segment(rq);
+    start_task_segment();
     return;
   }
   p->in_compute = false;
-  continue_task(rq);
+  continue_task();
 }
 
-void Kernel::continue_task(Rq& rq) {
+// The task's next action: the system-call layer between a program and the scheduler.
+void Cpu::continue_task() {
+  Kernel& k = *k_;
+  Rq& rq = *rq_;
   Task* p = rq.curr;
   for (int guard = 0; guard < 1000000; ++guard) {
     if (rq.need_resched) {
-      schedule(rq, 1);
+      __schedule(k, rq, SchedMode::SM_PREEMPT);
       return;
     }
-    Action a = p->behavior->next(*this, *p);
+    Action a = p->program->next(k.api(), *p);
     switch (a.kind) {
       case Action::Compute: {
-        int64_t ns = cost(a.ns) + p->cold_penalty;
+        int64_t ns = k.cost(a.ns) + p->cold_penalty;
         p->cold_penalty = 0;
         if (ns <= 0) continue;
         p->work_left = ns;
-        start_task_segment(rq);
+        start_task_segment();
         return;
       }
       case Action::Wake: {
-        int64_t c = try_to_wake_up(rq.cpu, p, a.target, a.sync);
-        run_steps(rq, {{KernelPath::Ttwu, c}}, [this, &rq] { return_to_task(rq); });
+        int64_t c = try_to_wake_up(k, cpu_, p, a.target, a.sync);
+        push_step(KernelPath::Ttwu, c);
+        run_steps(Resume::ReturnToTask);
         return;
       }
       case Action::Block:
         p->state = TaskState::Interruptible;
-        schedule(rq, 0);
+        __schedule(k, rq, SchedMode::SM_NONE);
         return;
       case Action::Sleep: {
+        // hrtimer_nanosleep(): the timer is armed on this CPU.
         p->state = TaskState::Interruptible;
-        int cpu = rq.cpu;
-        int64_t expiry = (ev_.now() + Time::ns(std::max<int64_t>(0, a.ns))).count();
-        rq.timers.insert(expiry);
-        ev_.at(Time::ns(expiry), [this, cpu, p, expiry] {
-          rqs_[cpu].timers.erase(rqs_[cpu].timers.find(expiry));
-          Irq irq{Irq::Timer};
-          irq.timer_task = p;
-          deliver_irq(cpu, irq);
-        });
-        schedule(rq, 0);
+        int64_t expiry = (k.now() + Time::ns(std::max<int64_t>(0, a.ns))).count();
+        rq.timers.insert(std::upper_bound(rq.timers.begin(), rq.timers.end(), expiry), expiry);
+        k.ev.schedule(k.deferred(DeferredEvent::HrtimerExpiry, cpu_, p, expiry),
+                      Time::ns(expiry));
+        __schedule(k, rq, SchedMode::SM_NONE);
         return;
       }
       case Action::CallFunc: {
-        Csd csd{rq.cpu, a.ns, a.wait, a.wait ? p : nullptr};
+        Csd csd{cpu_, a.ns, a.wait, a.wait ? p : nullptr};
         if (a.wait) p->waiting_csd = true;
-        int64_t c = smp_call_function_single(rq, a.cpu, std::move(csd));
-        run_steps(rq, {{KernelPath::Syscall, c}}, [this, &rq] { return_to_task(rq); });
+        int64_t c = smp_call_function_single(k, rq, a.cpu, csd);
+        push_step(KernelPath::Syscall, c);
+        run_steps(Resume::ReturnToTask);
         return;
       }
       case Action::Exit:
-        task_exit(rq, p);
+        do_exit(k, rq, p);
         return;
       case Action::Yield:
-        sched_yield(rq);
+        do_sched_yield(k, rq);
         return;
     }
   }
   throw std::logic_error("task program made no progress: " + p->comm);
 }
 
-void Kernel::deliver_irq(int cpu, Irq irq) {
-  Rq& rq = rqs_[cpu];
-  switch (rq.mode) {
+// --- interrupts -----------------------------------------------------------------------------
+
+void Cpu::deliver_irq(const Irq& irq) {
+  switch (mode_) {
     case Mode::Kernel:
-      rq.pending_irqs.push_back(irq);
+      pending_irqs_.push_back(irq);
       return;
     case Mode::Task:
-      pause_task_segment(rq);
-      handle_irq(rq, irq, [this, &rq] { return_to_task(rq); });
+      pause_task_segment();
+      handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Spin:
-      handle_irq(rq, irq, [this, &rq] { return_to_task(rq); });
+      handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
-      idle_wake(rq, &irq);
+      cpuidle_exit_state(*k_, *rq_, &irq);
       return;
   }
 }
 
-void Kernel::process_pending_irqs(Rq& rq, std::function<void()> then) {
-  if (rq.pending_irqs.empty()) {
-    then();
+void Cpu::process_pending_irqs(Resume then) {
+  if (pending_irqs_.empty()) {
+    resume(then);
     return;
   }
-  Irq irq = rq.pending_irqs.front();
-  rq.pending_irqs.erase(rq.pending_irqs.begin());
-  handle_irq(rq, irq, [this, &rq, then = std::move(then)]() mutable {
-    process_pending_irqs(rq, std::move(then));
-  });
+  after_irqs_ = then;
+  Irq irq = pending_irqs_.front();
+  pending_irqs_.erase(pending_irqs_.begin());
+  handle_irq(irq, Resume::ProcessPendingIrqs);
 }
 
 // Interrupt entry, the handler, interrupt exit. Reschedule IPI: scheduler_ipi() only folds
 // need_resched. Call-function IPI: __flush_smp_call_function_queue(). Timer: the hrtimer
 // callback wakes the sleeper. Tick: sched_tick() and the balance softirq.
-void Kernel::handle_irq(Rq& rq, Irq irq, std::function<void()> then) {
-  int cpu = rq.cpu;
-  std::vector<KernelStep> steps;
+void Cpu::handle_irq(const Irq& irq, Resume then) {
+  Kernel& k = *k_;
   switch (irq.kind) {
-    case Irq::Ipi: {
-      rq.c.ipi_received[static_cast<int>(irq.ipi)]++;
-      if (sink_) sink_->ipi_entry(ev_.now(), cpu, irq.ipi);
-      steps.push_back({KernelPath::IpiHandler, cost(m_.costs.ipi_entry_ns)});
-      if (irq.ipi == IpiKind::CallFunctionSingle) {
-        auto more = flush_smp_call_function_queue(rq);
-        for (auto& s : more) steps.push_back(std::move(s));
-      }
-      IpiKind k = irq.ipi;
-      steps.push_back({KernelPath::IpiHandler, 0, [this, cpu, k] {
-                         if (sink_) sink_->ipi_exit(ev_.now(), cpu, k);
-                       }});
+    case Irq::Ipi:
+      smp_ipi_handler(k, *rq_, irq.ipi);
       break;
-    }
     case Irq::Timer: {
-      int64_t c = cost(m_.costs.ipi_entry_ns);
-      c += try_to_wake_up(cpu, nullptr, irq.timer_task, false);
-      steps.push_back({KernelPath::IpiHandler, c});
+      // hrtimer_wakeup()
+      int64_t c = k.cost(k.m.costs.ipi_entry_ns);
+      c += try_to_wake_up(k, cpu_, nullptr, irq.timer_task, false);
+      push_step(KernelPath::IpiHandler, c);
       break;
     }
-    case Irq::Tick: {
-      rq.c.ticks++;
-      int64_t c = cost(m_.costs.tick_ns);
-      int64_t lb = 0;
-      // sched_tick(): slice accounting, then the balance softirq and the nohz kick.
-      update_curr(rq);
-      Task* curr = rq.curr;
-      if (curr != rq.idle && !curr->is_rt() && curr->vruntime >= curr->deadline) {
-        curr->deadline = curr->vruntime + curr->slice;
-        if (rq.nr_running > 1) set_need_resched_local(rq);
-      }
-      if (f_.on(Feature::IDLE_CPUMASK) && !idle_cpu(cpu)) c += update_idle_cpumask(rq, false);
-      update_util(rq);
-      if (ev_.now() >= rq.next_balance) rebalance_domains(rq, lb);
-      nohz_balancer_kick(rq, lb);
-      steps.push_back({KernelPath::Tick, c});
-      if (lb > 0) steps.push_back({KernelPath::LoadBalance, lb});
+    case Irq::Tick:
+      sched_tick(k, *rq_);
       break;
-    }
   }
-  run_steps(rq, std::move(steps), std::move(then));
+  run_steps(then);
 }
 
 }  // namespace schedlab::kernel

@@ -1,5 +1,6 @@
-// kernel/sched/fair.c: EEVDF picking and placement, and the wakeup placement path
-// select_task_rq_fair() -> wake_affine() -> select_idle_sibling() -> select_idle_cpu().
+// kernel/sched/fair.c: the fair class (EEVDF picking and placement), and the wakeup placement
+// path select_task_rq_fair() -> wake_affine() -> select_idle_sibling() -> select_idle_cpu(),
+// fork placement. Load balancing is in balance.cpp.
 #include <algorithm>
 
 #include "kernel/kernel.hpp"
@@ -13,15 +14,17 @@ constexpr int kSisPropMinScan = 4;             // SIS_PROP floor
 constexpr int kNumaImbalanceDiv = 4;           // imb_numa_nr: 25 % of the node's CPUs
 }  // namespace
 
+// --- EEVDF ----------------------------------------------------------------------------------
+
 // avg_vruntime(): the load-weighted mean vruntime of the runnable fair entities (curr too).
-int64_t Kernel::avg_vruntime(const Rq& rq) const {
+int64_t avg_vruntime(const Rq& rq) {
   __int128 sum = 0;
   int64_t w = 0;
   for (const Task* t : rq.cfs) {
     sum += static_cast<__int128>(t->vruntime) * t->weight;
     w += t->weight;
   }
-  const Task* curr = rq.spin_task ? rq.spin_task : rq.curr;
+  const Task* curr = rq.curr;
   if (curr != rq.idle && curr->on_rq && !curr->is_rt()) {
     sum += static_cast<__int128>(curr->vruntime) * curr->weight;
     w += curr->weight;
@@ -31,19 +34,19 @@ int64_t Kernel::avg_vruntime(const Rq& rq) const {
 }
 
 // update_curr(): charge the running fair task's execution to its vruntime.
-void Kernel::update_curr(Rq& rq) {
+void update_curr(Kernel& k, Rq& rq) {
   Task* curr = rq.curr;
   if (curr == rq.idle || curr->is_rt()) return;
-  int64_t delta = (ev_.now() - curr->exec_start).count();
+  int64_t delta = (k.now() - curr->exec_start).count();
   if (delta <= 0) return;
-  curr->exec_start = ev_.now();
+  curr->exec_start = k.now();
   curr->vruntime += delta * kNice0Load / curr->weight;
   // Track the rq's zero point so an emptied rq keeps a sensible clock.
   rq.idle->vruntime = std::max(rq.idle->vruntime, curr->vruntime - curr->slice);
 }
 
 // place_entity() with PLACE_LAG: keep the lag the task had when it went to sleep.
-void Kernel::place_entity(Rq& rq, Task* p) {
+void place_entity(Rq& rq, Task* p) {
   int64_t V = avg_vruntime(rq);
   if (p->new_task) {
     p->vruntime = V;
@@ -55,25 +58,9 @@ void Kernel::place_entity(Rq& rq, Task* p) {
   p->deadline = p->vruntime + p->slice * kNice0Load / p->weight;
 }
 
-// sched_yield() -> do_sched_yield(): the class's yield_task(), then schedule() with prev still
-// runnable. yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline
-// moves one (weighted) slice out, so pick_eevdf() prefers another eligible task if there is
-// one. yield_task_rt(): requeue at the tail of its priority, behind equal-priority tasks.
-// Left out: buddies (not modeled), the syscall entry cost, SCHED_DEADLINE.
-void Kernel::sched_yield(Rq& rq) {
-  Task* p = rq.curr;
-  if (!p->is_rt() && rq.nr_running > 1) {
-    update_curr(rq);
-    p->deadline += p->slice * kNice0Load / p->weight;
-  }
-  rq.yield_to_tail = p->is_rt();
-  schedule(rq, 0);  // pick_next_task() runs synchronously inside
-  rq.yield_to_tail = false;
-}
-
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
 // the queued tasks and curr if it is a runnable fair task.
-Task* Kernel::pick_eevdf(Rq& rq) {
+Task* pick_eevdf(Rq& rq) {
   int64_t V = avg_vruntime(rq);
   Task* best = nullptr;
   Task* first = nullptr;
@@ -83,21 +70,90 @@ Task* Kernel::pick_eevdf(Rq& rq) {
     if (!best || t->deadline < best->deadline) best = t;
   };
   for (Task* t : rq.cfs) consider(t);
-  Task* curr = rq.spin_task ? rq.spin_task : rq.curr;
+  Task* curr = rq.curr;
   if (curr != rq.idle && curr->on_rq && !curr->is_rt()) consider(curr);
   return best ? best : first;
 }
 
-int64_t Kernel::probe_cost(int from, int to) const {
-  return m_.remote_read_ns(m_.topo.distance(from, to));
+// --- the fair class -------------------------------------------------------------------------
+
+namespace {
+
+void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
+  update_curr(k, rq);
+  place_entity(rq, p);
+  if (k.checking()) k.check_placed(p);
+  rq.cfs.push_back(p);
 }
 
+// dequeue_entity(): remember the lag (clamped) for the next placement.
+void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
+  update_curr(k, rq);
+  int64_t V = avg_vruntime(rq);
+  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_ns());
+  p->vlag = std::clamp<int64_t>(V - p->vruntime, -limit, limit);
+}
+
+void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
+
+Task* pick_task_fair(Kernel&, Rq& rq) {
+  if (rq.cfs.empty()) return nullptr;
+  Task* next = pick_eevdf(rq);
+  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
+  return next;
+}
+
+// set_next_entity(): the picked task's execution clock starts now, so the switch itself is
+// charged to it and its time waiting in the queue is not.
+int64_t set_next_task_fair(Kernel& k, Rq&, Task* p) {
+  p->exec_start = k.now();
+  return 0;
+}
+
+// check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick. Left out:
+// RUN_TO_PARITY, PREEMPT_SHORT, buddies.
+bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
+  update_curr(k, rq);
+  return pick_eevdf(rq) == p;
+}
+
+// task_tick_fair(): a slice used up gets a new deadline; preempt if someone else is queued.
+void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
+  update_curr(k, rq);
+  if (curr->vruntime >= curr->deadline) {
+    curr->deadline = curr->vruntime + curr->slice;
+    if (rq.nr_running > 1) rq.need_resched = true;
+  }
+}
+
+// yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline moves one
+// (weighted) slice out, so pick_eevdf() prefers another eligible task if there is one. Left
+// out: buddies (not modeled).
+void yield_task_fair(Kernel& k, Rq& rq) {
+  Task* p = rq.curr;
+  if (rq.nr_running <= 1) return;
+  update_curr(k, rq);
+  p->deadline += p->slice * kNice0Load / p->weight;
+}
+
+}  // namespace
+
+const SchedClass fair_sched_class = {
+    "fair",           1,
+    enqueue_task_fair, dequeue_task_fair, put_prev_task_fair, pick_task_fair,
+    set_next_task_fair, wakeup_preempt_fair, select_task_rq_fair, task_tick_fair,
+    yield_task_fair,
+};
+
+// --- wakeup placement -----------------------------------------------------------------------
+
 // record_wakee(): count how often the waker switches wakee (decays by half each second).
-void Kernel::record_wakee(Task* waker, Task* p) {
+void record_wakee(Kernel& k, Task* waker, Task* p) {
   if (!waker) return;
-  if (ev_.now() > waker->wakee_flip_decay_ts + Time::sec(1)) {
+  if (k.now() > waker->wakee_flip_decay_ts + Time::sec(1)) {
     waker->wakee_flips >>= 1;
-    waker->wakee_flip_decay_ts = ev_.now();
+    waker->wakee_flip_decay_ts = k.now();
   }
   if (waker->last_wakee != p) {
     waker->last_wakee = p;
@@ -106,30 +162,30 @@ void Kernel::record_wakee(Task* waker, Task* p) {
 }
 
 // wake_wide(): many-to-many wakeup pattern larger than the LLC -> don't pull to the waker.
-bool Kernel::wake_wide(Task* waker, Task* p) const {
+bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
   if (!waker) return false;
-  int64_t factor = m_.topo.llc_size();
+  int64_t factor = k.topo.llc_size();
   int64_t master = std::max(waker->wakee_flips, p->wakee_flips);
   int64_t slave = std::min(waker->wakee_flips, p->wakee_flips);
   return !(slave < factor || master < slave * factor);
 }
 
 // wake_affine(): WA_IDLE then WA_WEIGHT (loads approximated by runnable weight).
-int Kernel::wake_affine(int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
-  cost += probe_cost(this_cpu, prev_cpu);
+int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
+  cost += k.remote_read(this_cpu, prev_cpu);
   int target = -1;
-  if (f_.on(Feature::WA_IDLE)) {
-    bool share = m_.topo.llc_of(this_cpu) == m_.topo.llc_of(prev_cpu);
-    if (available_idle_cpu(this_cpu) && share)
-      target = available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
-    else if (sync && rqs_[this_cpu].nr_running == 1)
+  if (k.f.on(Feature::WA_IDLE)) {
+    bool share = k.topo.share_llc(this_cpu, prev_cpu);
+    if (available_idle_cpu(k, this_cpu) && share)
+      target = available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
+    else if (sync && k.rqs[this_cpu].nr_running == 1)
       target = this_cpu;
-    else if (available_idle_cpu(prev_cpu))
+    else if (available_idle_cpu(k, prev_cpu))
       target = prev_cpu;
   }
-  if (target < 0 && f_.on(Feature::WA_WEIGHT)) {
-    int64_t this_load = rqs_[this_cpu].nr_running * kNice0Load;
-    int64_t prev_load = rqs_[prev_cpu].nr_running * kNice0Load;
+  if (target < 0 && k.f.on(Feature::WA_WEIGHT)) {
+    int64_t this_load = k.rqs[this_cpu].nr_running * kNice0Load;
+    int64_t prev_load = k.rqs[prev_cpu].nr_running * kNice0Load;
     int64_t this_eff = this_load;
     if (sync) {
       if (kNice0Load > this_eff) {
@@ -141,8 +197,8 @@ int Kernel::wake_affine(int this_cpu, int prev_cpu, bool sync, Task* p, int64_t&
     if (target < 0) {
       this_eff += p->weight;
       int64_t prev_eff = prev_load;  // p is not on prev's rq any more
-      int pct = rqs_[prev_cpu].sd.empty() ? 117 : rqs_[prev_cpu].sd.back().imbalance_pct;
-      if (f_.on(Feature::WA_BIAS)) {
+      int pct = k.rqs[prev_cpu].sd.empty() ? 117 : k.rqs[prev_cpu].sd.back().imbalance_pct;
+      if (k.f.on(Feature::WA_BIAS)) {
         this_eff *= 100;
         prev_eff *= 100 + (pct - 100) / 2;
       }
@@ -155,132 +211,141 @@ int Kernel::wake_affine(int this_cpu, int prev_cpu, bool sync, Task* p, int64_t&
 
 // select_task_rq_fair() for a wakeup: wake_affine() within the lowest domain spanning both CPUs,
 // then select_idle_sibling(). Left out: EAS, the slow path (SD_BALANCE_WAKE is off by default).
-int Kernel::select_task_rq_fair(int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost) {
+int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost) {
   int prev_cpu = p->cpu;
-  record_wakee(waker, p);
+  record_wakee(k, waker, p);
   int new_cpu = prev_cpu;
-  bool want_affine = !wake_wide(waker, p) && p->allowed_on(this_cpu);
-  if (want_affine && this_cpu != prev_cpu) new_cpu = wake_affine(this_cpu, prev_cpu, sync, p, cost);
-  return select_idle_sibling(this_cpu, p, prev_cpu, new_cpu, cost);
+  bool want_affine = !wake_wide(k, waker, p) && p->allowed_on(this_cpu);
+  if (want_affine && this_cpu != prev_cpu)
+    new_cpu = wake_affine(k, this_cpu, prev_cpu, sync, p, cost);
+  return select_idle_sibling(k, this_cpu, p, prev_cpu, new_cpu, cost);
 }
 
 // select_idle_sibling(): target, prev, recent_used_cpu, an idle SMT sibling of prev, then the
 // LLC scan. Left out: asymmetric capacity, clusters, the per-CPU kthread shortcut.
-int Kernel::select_idle_sibling(int this_cpu, Task* p, int prev, int target, int64_t& cost) {
-  const auto& topo = m_.topo;
-  cost += probe_cost(this_cpu, target);
-  if (available_idle_cpu(target) && p->allowed_on(target)) return target;
-  bool prev_share = topo.llc_of(prev) == topo.llc_of(target);
+int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
+  const CpuTopology& topo = k.topo;
+  cost += k.remote_read(this_cpu, target);
+  if (available_idle_cpu(k, target) && p->allowed_on(target)) return target;
+  bool prev_share = topo.share_llc(prev, target);
   if (prev != target && prev_share) {
-    cost += probe_cost(this_cpu, prev);
-    if (available_idle_cpu(prev) && p->allowed_on(prev)) return prev;
+    cost += k.remote_read(this_cpu, prev);
+    if (available_idle_cpu(k, prev) && p->allowed_on(prev)) return prev;
   }
   int recent = p->recent_used_cpu;
   p->recent_used_cpu = prev;
-  if (recent >= 0 && recent != prev && recent != target &&
-      topo.llc_of(recent) == topo.llc_of(target) && p->allowed_on(recent)) {
-    cost += probe_cost(this_cpu, recent);
-    if (available_idle_cpu(recent)) return recent;
+  if (recent >= 0 && recent != prev && recent != target && topo.share_llc(recent, target) &&
+      p->allowed_on(recent)) {
+    cost += k.remote_read(this_cpu, recent);
+    if (available_idle_cpu(k, recent)) return recent;
   }
-  LlcShared& sds = llcs_[topo.llc_of(target)];
+  SchedDomainShared& sds = k.llcs[topo.llc_of(target)];
   bool has_idle_core = false;
-  if (topo.threads_per_core > 1) {
-    cost += probe_cost(this_cpu, sds.cpus.front());  // the shared line
+  if (topo.threads_per_core() > 1) {
+    cost += k.remote_read(this_cpu, sds.cpus.front());  // the shared line
     has_idle_core = sds.has_idle_cores;
     if (!has_idle_core && prev_share) {
-      int i = select_idle_smt(this_cpu, p, prev, cost);
+      int i = select_idle_smt(k, this_cpu, p, prev, cost);
       if (i >= 0) return i;
     }
   }
-  int i = select_idle_cpu(this_cpu, p, target, has_idle_core, cost);
+  int i = select_idle_cpu(k, this_cpu, p, target, has_idle_core, cost);
   if (i >= 0) return i;
   return target;
 }
 
-int Kernel::select_idle_smt(int this_cpu, Task* p, int target, int64_t& cost) {
-  for (int s : m_.topo.smt_siblings(target)) {
+int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost) {
+  for (int s : k.topo.smt_mask(target)) {
     if (s == target) continue;
-    cost += probe_cost(this_cpu, s);
-    if (p->allowed_on(s) && available_idle_cpu(s)) return s;
+    cost += k.remote_read(this_cpu, s);
+    if (p->allowed_on(s) && available_idle_cpu(k, s)) return s;
   }
   return -1;
 }
+
+namespace {
+// select_idle_core(): is every SMT sibling of `cpu` idle? The first idle sibling p may run on
+// is remembered as a fallback (*idle_cpu); once one is known the scan of a busy core stops.
+bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, bool use_mask, int& idle_cpu,
+                      int64_t& scan_cost) {
+  bool all_idle = true;
+  for (int s : k.topo.smt_mask(cpu)) {
+    scan_cost += k.remote_read(this_rq.cpu, s);
+    this_rq.c.sis_scanned++;
+    bool idle = available_idle_cpu(k, s);
+    if (use_mask && k.idle_mask[s] && !idle) this_rq.c.idle_cpumask_stale++;
+    if (!idle) {
+      all_idle = false;
+      if (idle_cpu >= 0) break;  // a fallback is known: no need to look further
+      continue;
+    }
+    if (idle_cpu < 0 && p->allowed_on(s)) idle_cpu = s;
+  }
+  return all_idle;
+}
+}  // namespace
 
 // select_idle_cpu(): scan the LLC from target+1, wrapping. SIS_UTIL bounds the per-CPU scan to
 // nr_idle_scan (none at all when the LLC is overloaded); SIS_PROP bounds it by avg_idle over
 // avg_scan_cost; IDLE_CPUMASK restricts the candidates to the LLC's idle mask (bits set on idle
 // entry, cleared lazily at the busy tick) and still verifies each with available_idle_cpu().
-int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_core,
-                            int64_t& cost) {
-  const auto& topo = m_.topo;
-  LlcShared& sds = llcs_[topo.llc_of(target)];
-  Rq& this_rq = rqs_[this_cpu];
+int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
+                    int64_t& cost) {
+  const CpuTopology& topo = k.topo;
+  SchedDomainShared& sds = k.llcs[topo.llc_of(target)];
+  Rq& this_rq = k.rqs[this_cpu];
   this_rq.c.sis_calls++;
   int nr = INT32_MAX;
-  if (f_.on(Feature::SIS_PROP) && !has_idle_core) {
+  if (k.f.on(Feature::SIS_PROP) && !has_idle_core) {
     // Age this CPU's idle estimate by the jiffies since its last wakeup.
-    int64_t jiffies_now = ev_.now().count() / m_.tick_ns();
-    int64_t jiffies_then = this_rq.wake_stamp.count() / m_.tick_ns();
+    int64_t jiffies_now = k.now().count() / k.tick_ns();
+    int64_t jiffies_then = this_rq.wake_stamp.count() / k.tick_ns();
     int64_t avg_idle = this_rq.wake_avg_idle;
     for (int64_t j = jiffies_then; j < jiffies_now && avg_idle > 0; ++j) avg_idle /= 2;
     this_rq.wake_avg_idle = avg_idle;
-    this_rq.wake_stamp = ev_.now();
+    this_rq.wake_stamp = k.now();
     int64_t avg_cost = sds.avg_scan_cost + 1;
     int64_t span_avg = static_cast<int64_t>(sds.cpus.size()) * avg_idle;
     nr = span_avg > kSisPropMinScan * avg_cost ? static_cast<int>(span_avg / avg_cost)
                                                  : kSisPropMinScan;
   }
-  if (f_.on(Feature::SIS_UTIL)) {
+  if (k.f.on(Feature::SIS_UTIL)) {
     int n = sds.nr_idle_scan + 1;
     if (n == 1) return -1;  // overloaded LLC: don't scan at all
     nr = std::min(nr, n);
   }
   const int llc_n = static_cast<int>(sds.cpus.size());
   // Start at the CPU after target in the LLC span and wrap (for_each_cpu_wrap).
-  int start = 0;
-  for (int k = 0; k < llc_n; ++k)
-    if (sds.cpus[k] > target) {
-      start = k;
-      break;
-    }
-  const bool use_mask = f_.on(Feature::IDLE_CPUMASK);
+  int start = static_cast<int>(std::upper_bound(sds.cpus.begin(), sds.cpus.end(), target) -
+                               sds.cpus.begin());
+  if (start == llc_n) start = 0;
+  const bool use_mask = k.f.on(Feature::IDLE_CPUMASK);
   int64_t scan_cost = 0;
   int found = -1;
   bool cut_off = false;  // the depth limit ended the scan (the kernel returns -1 at once)
   int idle_fallback = -1;
-  std::vector<bool> done_core;
-  if (has_idle_core) done_core.assign(topo.nr_cores(), false);
-  for (int k = 0; k < llc_n && found < 0; ++k) {
-    int cpu = sds.cpus[(start + k) % llc_n];
+  if (has_idle_core && ++k.core_seen_gen == 0) {  // the stamps wrapped: start afresh
+    std::fill(k.core_seen.begin(), k.core_seen.end(), 0);
+    k.core_seen_gen = 1;
+  }
+  for (int i = 0; i < llc_n && found < 0; ++i) {
+    int cpu = sds.cpus[(start + i) % llc_n];
     if (!p->allowed_on(cpu)) continue;
-    if (use_mask && !sds.idle_mask[cpu]) continue;
+    if (use_mask && !k.idle_mask[cpu]) continue;
     if (has_idle_core) {
       // select_idle_core(): a whole idle core; not limited by nr.
       int core = topo.core_of(cpu);
-      if (done_core[core]) continue;
-      done_core[core] = true;
-      bool all_idle = true;
-      for (int s : topo.smt_siblings(cpu)) {
-        scan_cost += probe_cost(this_cpu, s);
-        this_rq.c.sis_scanned++;
-        bool idle = available_idle_cpu(s);
-        if (use_mask && sds.idle_mask[s] && !idle) this_rq.c.idle_cpumask_stale++;
-        if (!idle) {
-          all_idle = false;
-          if (idle_fallback >= 0) break;  // a fallback is known: no need to look further
-          continue;
-        }
-        if (idle_fallback < 0 && p->allowed_on(s)) idle_fallback = s;
-      }
-      if (all_idle) found = cpu;
+      if (k.core_seen[core] == k.core_seen_gen) continue;
+      k.core_seen[core] = k.core_seen_gen;
+      if (select_idle_core(k, this_rq, p, cpu, use_mask, idle_fallback, scan_cost)) found = cpu;
     } else {
       if (--nr <= 0) {
         cut_off = true;
         break;
       }
-      scan_cost += probe_cost(this_cpu, cpu);
+      scan_cost += k.remote_read(this_cpu, cpu);
       this_rq.c.sis_scanned++;
-      bool idle = available_idle_cpu(cpu);
+      bool idle = available_idle_cpu(k, cpu);
       if (idle) {
         found = cpu;
       } else if (use_mask) {
@@ -294,7 +359,7 @@ int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_cor
   }
   // SIS_PROP: sd->avg_scan_cost (1/8 EWMA) and the waker's idle estimate learn from scans that
   // ran to the end of the per-CPU path.
-  if (f_.on(Feature::SIS_PROP) && !has_idle_core && !cut_off) {
+  if (k.f.on(Feature::SIS_PROP) && !has_idle_core && !cut_off) {
     sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / 8;
     this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, scan_cost);
   }
@@ -306,60 +371,53 @@ int Kernel::select_idle_cpu(int this_cpu, Task* p, int target, bool has_idle_cor
 
 // __update_idle_core() from set_next_task_idle(): if every SMT sibling is idle, mark the LLC as
 // having an idle core.
-void Kernel::update_idle_core(Rq& rq) {
-  LlcShared& sds = llcs_[rq.llc];
+void __update_idle_core(Kernel& k, Rq& rq) {
+  SchedDomainShared& sds = k.llcs[rq.llc];
   if (sds.has_idle_cores) return;
-  for (int s : m_.topo.smt_siblings(rq.cpu))
-    if (s != rq.cpu && !idle_cpu(s)) return;
+  for (int s : k.topo.smt_mask(rq.cpu))
+    if (s != rq.cpu && !idle_cpu(k, s)) return;
   sds.has_idle_cores = true;
 }
 
-// Fork placement, a simplified find_idlest_cpu(): walk socket -> LLC -> core -> CPU, each time
-// taking the group with the fewest tasks assigned (ties: lowest id after the parent's group).
-int Kernel::find_idlest_cpu(const Task* p, int start_cpu) const {
-  const auto& topo = m_.topo;
-  std::vector<int> load(nr_cpus(), 0);
-  for (const auto& t : tasks_)
-    if (t->pid != 0 && t.get() != p && t->state != TaskState::Dead) load[t->cpu]++;
-  auto group_load = [&](const std::vector<int>& cpus) {
-    int s = 0, allowed = 0;
-    for (int c : cpus)
-      if (p->allowed_on(c)) {
-        s += load[c];
-        ++allowed;
-      }
-    return allowed ? s * 1000 / allowed : INT32_MAX;
-  };
-  std::vector<int> cands;
-  for (int c = 0; c < nr_cpus(); ++c)
+// --- fork placement -------------------------------------------------------------------------
+
+// sched_balance_find_dst_cpu() (find_idlest_cpu()), simplified: walk socket -> LLC -> core ->
+// CPU, each time taking the group with the fewest tasks assigned (ties: lowest id after the
+// parent's group). Per-CPU task counts are kept up to date (Kernel::nr_assigned), so a fork
+// costs O(allowed CPUs) as the kernel's walk over the domain's groups does.
+int sched_balance_find_dst_cpu(Kernel& k, const Task* p, int start_cpu) {
+  const CpuTopology& topo = k.topo;
+  const std::vector<int>& load = k.nr_assigned;
+  ForkScratch& s = k.fork_scratch;
+  std::vector<int>& cands = s.cands;
+  cands.clear();
+  for (int c = 0; c < k.nr_cpus(); ++c)
     if (p->allowed_on(c)) cands.push_back(c);
   if (cands.empty()) return start_cpu;
-  // Levels: socket, LLC, core.
+  // One level: the groups (by key) of the candidates, visited from the parent's group on.
   auto pick_group = [&](auto key) {
-    std::vector<int> keys;
-    for (int c : cands)
-      if (std::find(keys.begin(), keys.end(), key(c)) == keys.end()) keys.push_back(key(c));
-    std::sort(keys.begin(), keys.end());
-    int start_key = key(start_cpu);
-    int best = -1, best_load = INT32_MAX;
-    size_t n = keys.size();
-    size_t s0 = std::find(keys.begin(), keys.end(), start_key) - keys.begin();
+    s.keys.clear();
+    for (int c : cands) {
+      int g = key(c);
+      if (s.count[g]++ == 0) s.keys.push_back(g);
+      s.sum[g] += load[c];
+    }
+    std::sort(s.keys.begin(), s.keys.end());
+    size_t n = s.keys.size();
+    size_t s0 = std::find(s.keys.begin(), s.keys.end(), key(start_cpu)) - s.keys.begin();
     if (s0 == n) s0 = 0;
+    int best = -1, best_load = INT32_MAX;
     for (size_t i = 0; i < n; ++i) {
-      int k = keys[(s0 + i) % n];
-      std::vector<int> g;
-      for (int c : cands)
-        if (key(c) == k) g.push_back(c);
-      int l = group_load(g);
+      int g = s.keys[(s0 + i) % n];
+      int l = s.sum[g] * 1000 / s.count[g];
       if (l < best_load) {
         best_load = l;
-        best = k;
+        best = g;
       }
     }
-    std::vector<int> next;
-    for (int c : cands)
-      if (key(c) == best) next.push_back(c);
-    cands = next;
+    for (int g : s.keys) s.count[g] = s.sum[g] = 0;
+    cands.erase(std::remove_if(cands.begin(), cands.end(), [&](int c) { return key(c) != best; }),
+                cands.end());
   };
   // NUMA level: allow_numa_imbalance(): a fork stays on the parent's node while that node runs
   // fewer than a quarter of its CPUs' worth of tasks (imb_numa_nr).
@@ -370,11 +428,10 @@ int Kernel::find_idlest_cpu(const Task* p, int start_cpu) const {
       local_load += load[c];
       ++local_cpus;
     }
-  if (topo.sockets > 1 && local_cpus > 0 && local_load * kNumaImbalanceDiv < local_cpus) {
-    std::vector<int> next;
-    for (int c : cands)
-      if (topo.socket_of(c) == local_socket) next.push_back(c);
-    cands = next;
+  if (topo.nr_sockets() > 1 && local_cpus > 0 && local_load * kNumaImbalanceDiv < local_cpus) {
+    cands.erase(std::remove_if(cands.begin(), cands.end(),
+                               [&](int c) { return topo.socket_of(c) != local_socket; }),
+                cands.end());
   }
   pick_group([&](int c) { return topo.socket_of(c); });
   pick_group([&](int c) { return topo.llc_of(c); });

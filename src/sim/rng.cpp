@@ -1,6 +1,6 @@
 #include "sim/rng.hpp"
 
-#include <cmath>
+#include <boost/random/normal_distribution.hpp>
 
 namespace schedlab::sim {
 namespace {
@@ -58,11 +58,6 @@ uint64_t Rng::below(uint64_t n) {
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
-double Rng::normal() {
-  double u1 = uniform();
-  double u2 = uniform();
-  if (u1 < 1e-300) u1 = 1e-300;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
+double Rng::normal() { return boost::random::normal_distribution<double>()(*this); }
 
 }  // namespace schedlab::sim

@@ -2,10 +2,10 @@
 // connection, with wait lists for blocked readers and writers (WF_SYNC wakeups).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <vector>
 
-#include "kernel/task.hpp"
+#include "kernel/api.hpp"
+#include "sim/fifo.hpp"
 
 namespace schedlab::workload {
 
@@ -14,7 +14,7 @@ struct Channel {
   int64_t cap_msgs = 0;    // 0 = unbounded
   int64_t used_bytes = 0;  // reserved by writers (incl. data not yet readable)
   int64_t used_msgs = 0;
-  std::deque<int64_t> ready;  // readable messages (sizes)
+  sim::Fifo<int64_t> ready;  // readable messages (sizes)
   std::vector<kernel::Task*> readers;  // blocked in read()
   std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer
 
@@ -29,11 +29,7 @@ struct Channel {
   }
   void publish(int64_t size) { ready.push_back(size); }
   bool can_read() const { return !ready.empty(); }
-  int64_t take() {
-    int64_t s = ready.front();
-    ready.pop_front();
-    return s;
-  }
+  int64_t take() { return ready.pop_front(); }
   void release(int64_t size) {
     used_bytes -= size;
     used_msgs -= 1;

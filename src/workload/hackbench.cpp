@@ -25,11 +25,11 @@ class Sender : public Program {
         exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (i_ == loops_) {
       if (exited_) return;
       exited_ = true;
-      exit_after(exit_ns_, [this](Kernel&, Task&) {
+      exit_after(exit_ns_, [this](Api&, Task&) {
         if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
       });
       return;
@@ -60,11 +60,11 @@ class Receiver : public Program {
       : ch_(ch), total_(total), costs_(costs), exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (got_ == total_) {
       if (exited_) return;
       exited_ = true;
-      exit_after(exit_ns_, [this](Kernel&, Task&) {
+      exit_after(exit_ns_, [this](Api&, Task&) {
         if (--sh_->remaining == 0) then(Action::wake(sh_->main, false));
       });
       return;
@@ -90,11 +90,11 @@ class Main : public Program {
       : children_(children), write_ns_(write_ns), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     switch (phase_) {
       case 0:
         phase_ = 1;
-        push([this](Kernel& k, Task&) { sh_->t0 = k.now(); });
+        push([this](Api& k, Task&) { sh_->t0 = k.now(); });
         push(Action::compute(write_ns_));
         for (Task* c : *children_) push(Action::wake(c, false));
         return;
@@ -104,7 +104,7 @@ class Main : public Program {
           return;
         }
         phase_ = 2;
-        push([this](Kernel& k, Task&) {
+        push([this](Api& k, Task&) {
           sh_->t1 = k.now();
           sh_->finished = true;
           k.stop();
@@ -134,7 +134,7 @@ struct Hackbench::State {
 Hackbench::Hackbench(const HackbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Hackbench::~Hackbench() = default;
 
-void Hackbench::setup(Kernel& k) {
+void Hackbench::setup(Api& k) {
   const auto& c = k.machine().costs;
   const auto& tun = k.machine().tunables;
   ChannelCosts costs = o_.pipe ? ChannelCosts{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb}
@@ -156,8 +156,8 @@ void Hackbench::setup(Kernel& k) {
     int first = g * o_.fds;
     kernel::TaskOptions to;
     to.start_blocked = true;
-    to.fork_cpu = sh.main->cpu;
-    if (o_.threads) to.mm = sh.main->mm;  // -T: threads of one process; else fork()ed children
+    to.fork_cpu = k.task_cpu(*sh.main);
+    if (o_.threads) to.mm = k.task_mm(*sh.main);  // -T: threads of one process; else fork()ed children
     for (int r = 0; r < o_.fds; ++r) {
       auto t = k.create_task("hackbench",
                              std::make_unique<Receiver>(&st_->chans[first + r],
@@ -175,7 +175,7 @@ void Hackbench::setup(Kernel& k) {
     }
   }
   sh.remaining = static_cast<int>(st_->children.size());
-  k.wake_up(sh.main, sh.main->cpu);
+  k.wake_up(sh.main, k.task_cpu(*sh.main));
 }
 
 bool Hackbench::finished() const { return st_->sh.finished; }

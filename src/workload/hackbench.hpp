@@ -18,7 +18,7 @@ class Hackbench : public Workload {
  public:
   explicit Hackbench(const HackbenchOptions& o);
   ~Hackbench() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

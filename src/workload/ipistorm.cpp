@@ -25,11 +25,11 @@ class IpiThread : public Program {
   IpiThread(int target, const IpistormOptions& o, Shared* sh) : target_(target), o_(o), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (!started_) {
       started_ = true;
       // All threads are released together (the module lets them spin until all have started).
-      push([this](Kernel& k, Task&) {
+      push([this](Api& k, Task&) {
         if (!sh_->started) {
           sh_->started = true;
           sh_->t0 = k.now();
@@ -39,7 +39,7 @@ class IpiThread : public Program {
     if (i_ == o_.numipi) {
       if (done_) return;
       done_ = true;
-      exit_after(0, [this](Kernel& k, Task&) { sh_->one_done(k); });
+      exit_after(0, [this](Api& k, Task&) { sh_->one_done(k); });
       return;
     }
     ++i_;
@@ -111,7 +111,7 @@ struct Ipistorm::State {
 Ipistorm::Ipistorm(const IpistormOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Ipistorm::~Ipistorm() = default;
 
-void Ipistorm::setup(Kernel& k) {
+void Ipistorm::setup(Api& k) {
   int n = k.nr_cpus();
   for (int cpu : o_.cpulist) {
     if (cpu >= n)

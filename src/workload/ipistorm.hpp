@@ -22,7 +22,7 @@ class Ipistorm : public Workload {
  public:
   explicit Ipistorm(const IpistormOptions& o);
   ~Ipistorm() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

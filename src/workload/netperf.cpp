@@ -32,14 +32,14 @@ class RrClient : public Program {
       : p_(p), req_(req), resp_(resp), c_(c), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (!sent_) {
       if (write(p_->to_server, req_, c_, self)) sent_ = true;
       return;
     }
     if (read(p_->to_client, c_, self)) {
       sent_ = false;
-      push([this](Kernel&, Task&) {
+      push([this](Api&, Task&) {
         if (sh_->running) ++p_->transactions;
       });
     }
@@ -58,7 +58,7 @@ class RrServer : public Program {
   RrServer(Pair* p, int64_t resp, ChannelCosts c) : p_(p), resp_(resp), c_(c) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (!have_) {
       if (read(p_->to_server, c_, self)) have_ = true;
       return;
@@ -145,7 +145,7 @@ struct Netperf::State {
 Netperf::Netperf(const NetperfOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Netperf::~Netperf() = default;
 
-void Netperf::setup(Kernel& k) {
+void Netperf::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts tcp{c.tcp_send_ns, c.tcp_recv_ns, c.tcp_copy_ns_per_kb};
   st_->sh.t0 = k.now();
@@ -165,7 +165,7 @@ void Netperf::setup(Kernel& k) {
     st_->pairs.push_back(std::move(p));
   }
   Shared* sh = &st_->sh;
-  k.events().after(sim::Time::sec(o_.seconds), [sh, &k] {
+  k.after(sim::Time::sec(o_.seconds), [sh, &k] {
     sh->running = false;
     sh->finished = true;
     sh->t1 = k.now();

@@ -23,7 +23,7 @@ class Netperf : public Workload {
  public:
   explicit Netperf(const NetperfOptions& o);
   ~Netperf() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

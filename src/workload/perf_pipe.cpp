@@ -19,11 +19,11 @@ class PipeWorker : public Program {
       : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (i_ == loops_) {
       if (done_) return;
       done_ = true;
-      exit_after(exit_ns_, [this](Kernel& k, Task&) { sh_->one_done(k); });
+      exit_after(exit_ns_, [this](Api& k, Task&) { sh_->one_done(k); });
       return;
     }
     if (id_ == 0) {
@@ -69,7 +69,7 @@ struct PerfPipe::State {
 PerfPipe::PerfPipe(const PerfPipeOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 PerfPipe::~PerfPipe() = default;
 
-void PerfPipe::setup(Kernel& k) {
+void PerfPipe::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts pc{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb};
   st_->p1.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
@@ -82,8 +82,8 @@ void PerfPipe::setup(Kernel& k) {
                                                         c.exit_ns, &st_->sh),
                            o);
   kernel::TaskOptions o0;
-  o0.fork_cpu = t1->cpu;
-  if (o_.threaded) o0.mm = t1->mm;  // -T: two threads of one process
+  o0.fork_cpu = k.task_cpu(*t1);
+  if (o_.threaded) o0.mm = k.task_mm(*t1);  // -T: two threads of one process
   k.create_task("sched-pipe",
                 std::make_unique<PipeWorker>(0, &st_->p1, &st_->p2, o_.loops, pc, c.exit_ns,
                                              &st_->sh),

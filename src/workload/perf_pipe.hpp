@@ -16,7 +16,7 @@ class PerfPipe : public Workload {
  public:
   explicit PerfPipe(const PerfPipeOptions& o);
   ~PerfPipe() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

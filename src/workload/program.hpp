@@ -1,17 +1,21 @@
 // A convenience base for task programs: a queue of steps, each an Action or an instant piece of
 // program logic (which may queue more actions to run next). step() refills the queue.
+// The queue and its pieces of logic are stored in place: a program never allocates per step.
 #pragma once
-#include <deque>
+#include <cstddef>
 #include <functional>
+#include <new>
+#include <type_traits>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/api.hpp"
 #include "workload/channel.hpp"
+#include "sim/fifo.hpp"
 
 namespace schedlab::workload {
 
 using kernel::Action;
-using kernel::Kernel;
+using kernel::Api;
 using kernel::Task;
 
 // Linux's default timer slack for SCHED_OTHER tasks (timer_slack_ns = 50 us): a sleep of s is an
@@ -25,7 +29,7 @@ struct Completion {
   int remaining = 0;
   bool finished = false;
   sim::Time t0, t1;
-  void one_done(Kernel& k) {
+  void one_done(Api& k) {
     if (--remaining > 0) return;
     t1 = k.now();
     finished = true;
@@ -33,37 +37,92 @@ struct Completion {
   }
 };
 
+// A piece of program logic kept in place: a lambda of at most four words of captures that can
+// be copied bytewise (pointers, references, numbers). Larger captures do not compile rather than
+// allocate.
+class StepFn {
+ public:
+  StepFn() = default;
+  template <class F>
+  StepFn(F f) {  // NOLINT: implicit, so push([..](Api&, Task&) {...}) reads naturally
+    static_assert(sizeof(F) <= sizeof(buf_) && alignof(F) <= alignof(void*) &&
+                      std::is_trivially_copyable_v<F>,
+                  "a program step may capture at most four pointers or numbers");
+    ::new (static_cast<void*>(buf_)) F(f);
+    call_ = [](const void* p, Api& k, Task& t) { (*static_cast<const F*>(p))(k, t); };
+  }
+  void operator()(Api& k, Task& t) const { call_(buf_, k, t); }
+
+ private:
+  alignas(void*) unsigned char buf_[4 * sizeof(void*)] = {};
+  void (*call_)(const void*, Api&, Task&) = nullptr;
+};
+
 class Program : public kernel::Behavior {
  public:
-  Action next(Kernel& k, Task& self) final {
+  Action next(Api& k, Task& self) final {
     for (int guard = 0; guard < 1000000; ++guard) {
       if (queue_.empty()) step(k, self);
       if (queue_.empty()) return Action::exit();
-      Item it = std::move(queue_.front());
-      queue_.pop_front();
-      if (!it.fn) return it.action;
+      Item it = queue_.pop_front();
       inserted_.clear();
-      it.fn(k, self);
-      for (auto i = inserted_.rbegin(); i != inserted_.rend(); ++i) queue_.push_front(*i);
-      inserted_.clear();
+      switch (it.kind) {
+        case Item::Act: return it.action;
+        case Item::Fn: it.fn(k, self); break;
+        case Item::Publish: {
+          // The written data becomes readable; a blocked reader is woken (WF_SYNC).
+          Channel& ch = *it.io.ch;
+          ch.publish(it.io.bytes);
+          if (!ch.readers.empty()) {
+            Task* r = ch.readers.front();
+            ch.readers.erase(ch.readers.begin());
+            then(Action::wake(r, true));
+          }
+          break;
+        }
+        case Item::Release: {
+          // Buffer space freed: every blocked writer is woken to retry (WF_SYNC).
+          Channel& ch = *it.io.ch;
+          ch.release(it.io.bytes);
+          for (Task* t : ch.writers) then(Action::wake(t, true));
+          ch.writers.clear();
+          break;
+        }
+        case Item::OnExit: on_exit_(k, self); break;
+      }
+      if (!inserted_.empty()) {
+        queue_.push_front(inserted_.begin(), inserted_.end());
+        inserted_.clear();
+      }
     }
     return Action::exit();
   }
 
  protected:
   // Fills the queue with the next steps (called when it is empty).
-  virtual void step(Kernel& k, Task& self) = 0;
-  void push(Action a) { queue_.push_back(Item{a, nullptr}); }
-  void push(std::function<void(Kernel&, Task&)> fn) { queue_.push_back(Item{{}, std::move(fn)}); }
+  virtual void step(Api& k, Task& self) = 0;
+  void push(Action a) { queue_.push_back(Item(Item::Act, a)); }
+  void push(StepFn fn) {
+    Item it(Item::Fn);
+    it.fn = fn;
+    queue_.push_back(it);
+  }
   // From inside a queued function: run this action (or function) next, in call order, before
   // anything queued earlier. A function run this way may itself call then().
-  void then(Action a) { inserted_.push_back(Item{a, nullptr}); }
-  void then(std::function<void(Kernel&, Task&)> fn) { inserted_.push_back(Item{{}, std::move(fn)}); }
+  void then(Action a) { inserted_.push_back(Item(Item::Act, a)); }
+  void then(StepFn fn) {
+    Item it(Item::Fn);
+    it.fn = fn;
+    inserted_.push_back(it);
+  }
 
   // The end of a task: do_exit() work, then `last` (e.g. tell whoever waits), then exit.
-  void exit_after(int64_t exit_ns, std::function<void(Kernel&, Task&)> last) {
+  void exit_after(int64_t exit_ns, std::function<void(Api&, Task&)> last) {
     if (exit_ns > 0) push(Action::compute(exit_ns));
-    if (last) push(std::move(last));
+    if (last) {
+      on_exit_ = std::move(last);
+      queue_.push_back(Item(Item::OnExit));
+    }
     push(Action::exit());
   }
 
@@ -77,14 +136,7 @@ class Program : public kernel::Behavior {
     }
     ch.reserve(bytes);
     push(Action::compute(c.send(bytes)));
-    push([this, &ch, bytes](Kernel&, Task&) {
-      ch.publish(bytes);
-      if (!ch.readers.empty()) {
-        Task* r = ch.readers.front();
-        ch.readers.erase(ch.readers.begin());
-        then(Action::wake(r, true));
-      }
-    });
+    queue_.push_back(Item(Item::Publish, &ch, bytes));
     return true;
   }
 
@@ -97,22 +149,28 @@ class Program : public kernel::Behavior {
     }
     int64_t bytes = ch.take();
     push(Action::compute(c.recv(bytes)));
-    push([this, &ch, bytes](Kernel&, Task&) {
-      ch.release(bytes);
-      std::vector<Task*> w;
-      w.swap(ch.writers);
-      for (Task* t : w) then(Action::wake(t, true));
-    });
+    queue_.push_back(Item(Item::Release, &ch, bytes));
     return true;
   }
 
  private:
   struct Item {
-    Action action;
-    std::function<void(Kernel&, Task&)> fn;
+    enum Kind : uint8_t { Act, Fn, Publish, Release, OnExit } kind = Act;
+    union {
+      Action action;  // Act
+      StepFn fn;      // Fn
+      struct {
+        Channel* ch;
+        int64_t bytes;
+      } io;           // Publish, Release
+    };
+    explicit Item(Kind k = Act) : kind(k), action() {}
+    Item(Kind k, Action a) : kind(k), action(a) {}
+    Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
   };
-  std::deque<Item> queue_;
-  std::vector<Item> inserted_;
+  std::vector<Item> inserted_;  // (first: it and the queue's indices share the object's first line)
+  sim::Fifo<Item> queue_;
+  std::function<void(Api&, Task&)> on_exit_;
 };
 
 }  // namespace schedlab::workload

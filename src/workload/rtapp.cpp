@@ -98,7 +98,7 @@ struct Thread {
 
 struct Rtapp::State {
   const Config* cfg = nullptr;
-  Kernel* k = nullptr;
+  Api* k = nullptr;
   int64_t ns_per_loop = 0;
   int64_t futex_wait_ns = 0, futex_wake_ns = 0, fork_ns = 0, exit_ns = 0;
   int64_t write_ns = 0, copy_ns_per_kb = 0;
@@ -159,7 +159,7 @@ class ThreadProg : public Program {
   ThreadProg(Rtapp::State* st, Thread* th) : st_(st), th_(th), task_(st->cfg->tasks[th->task]) {}
 
  protected:
-  void step(Kernel&, Task&) override {
+  void step(Api&, Task&) override {
     switch (state_) {
       case State::Start:
         start();
@@ -171,7 +171,7 @@ class ThreadProg : public Program {
           state_ = State::Done;
           return;
         }
-        push([this](Kernel& k, Task&) {
+        push([this](Api& k, Task&) {
           t_start_ = k.now();
           ld_ = LogData{};
         });
@@ -184,7 +184,7 @@ class ThreadProg : public Program {
           event(ph.events[ev_++]);
           return;
         }
-        push([this](Kernel& k, Task&) { end_iteration(k); });
+        push([this](Api& k, Task&) { end_iteration(k); });
         state_ = State::Iterate;
         return;
       }
@@ -206,7 +206,7 @@ class ThreadProg : public Program {
   int64_t slack_ns() const { return sched().policy == Policy::Fifo ? 0 : kTimerSlackNs; }
 
   void start() {
-    push([this](Kernel& k, Task&) {
+    push([this](Api& k, Task&) {
       st_->notice(fmt::format("[{}] starting thread ...\n", th_->ind));
       th_->t_first = sim::Time{};  // t_zero: the start of the use case
       if (task_.delay_us > 0) {
@@ -216,7 +216,7 @@ class ThreadProg : public Program {
         if (k.now() < th_->t_first) sleep_for((th_->t_first - k.now()).count() + kTimerSlackNs);
       }
     });
-    push([this](Kernel&, Task&) {
+    push([this](Api&, Task&) {
       st_->notice(fmt::format("[{}] Starting with {} policy with priority {}", th_->ind,
                               rtapp::policy_name(sched().policy), sched().prio));
       if (sched().policy == Policy::Fifo && st_->cfg->global.lock_pages)
@@ -225,8 +225,8 @@ class ThreadProg : public Program {
   }
 
   void finish() {
-    push([this](Kernel&, Task&) { st_->notice(fmt::format("[{}] Exiting.", th_->ind)); });
-    exit_after(st_->exit_ns, [this](Kernel& k, Task&) {
+    push([this](Api&, Task&) { st_->notice(fmt::format("[{}] Exiting.", th_->ind)); });
+    exit_after(st_->exit_ns, [this](Api& k, Task&) {
       th_->exited = true;
       if (--st_->live == 0) {
         if (st_->cfg->global.duration_s <= 0) {
@@ -239,7 +239,7 @@ class ThreadProg : public Program {
     });
   }
 
-  void end_iteration(Kernel& k) {
+  void end_iteration(Api& k) {
     sim::Time t_end = k.now();
     Row r;
     r.ind = th_->ind;
@@ -283,7 +283,7 @@ class ThreadProg : public Program {
     th_->waiting_for = &e;
     st_->check_deadlock();
     then(Action::block());
-    then([this](Kernel&, Task&) { th_->waiting_for = nullptr; });
+    then([this](Api&, Task&) { th_->waiting_for = nullptr; });
   }
   void wake(Thread* w) {
     if (!w->blocked) return;
@@ -294,7 +294,7 @@ class ThreadProg : public Program {
   // FUTEX_WAKE of one: the first thread queued when the syscall gets to the queue, if any.
   void futex_wake_one(std::deque<Thread*>& q) {
     futex_syscall(st_->futex_wake_ns);
-    then([this, &q](Kernel&, Task&) {
+    then([this, &q](Api&, Task&) {
       if (q.empty()) return;
       Thread* w = q.front();
       q.pop_front();
@@ -319,12 +319,12 @@ class ThreadProg : public Program {
       return;
     }
     futex_syscall(st_->futex_wait_ns);
-    then([this, &m, &e](Kernel&, Task&) {
+    then([this, &m, &e](Api&, Task&) {
       if (m.val == 2) {
         m.waiters.push_back(th_);
         block(e);
       }
-      then([this, &m, &e](Kernel&, Task&) { lock_contended(m, e); });
+      then([this, &m, &e](Api&, Task&) { lock_contended(m, e); });
     });
   }
   void unlock(MutexObj& m) {
@@ -338,23 +338,32 @@ class ThreadProg : public Program {
     th_->signaled = false;
     unlock(m);
     futex_syscall(st_->futex_wait_ns);
-    then([this, &m, &e](Kernel&, Task&) {
+    then([this, &m, &e](Api&, Task&) {
       if (!th_->signaled) block(e);
-      then([this, &m, &e](Kernel&, Task&) { lock_contended(m, e); });  // lll_cond_lock
+      then([this, &m, &e](Api&, Task&) { lock_contended(m, e); });  // lll_cond_lock
     });
   }
   void signal(CondObj& c, bool all) {
     if (c.waiters.empty()) return;  // nobody queued: no syscall
-    std::vector<Thread*> ws;
+    int n = 0;
     do {
-      ws.push_back(c.waiters.front());
+      signaled_.push_back(c.waiters.front());
       c.waiters.pop_front();
-      ws.back()->signaled = true;
+      signaled_.back()->signaled = true;
+      ++n;
     } while (all && !c.waiters.empty());
     futex_syscall(st_->futex_wake_ns);
-    then([this, ws](Kernel&, Task&) {
-      for (Thread* w : ws) wake(w);
+    then([this, n](Api&, Task&) {
+      for (int i = 0; i < n; ++i) wake(signaled_[signaled_head_++]);
+      if (signaled_head_ == signaled_.size()) {
+        signaled_.clear();
+        signaled_head_ = 0;
+      }
     });
+  }
+  // A queued cond_wait() on c with m (both live in the use case's tables for the whole run).
+  StepFn cond_wait_fn(CondObj& c, MutexObj& m, const rtapp::Event& e) {
+    return [this, &c, &m, &e](Api&, Task&) { cond_wait(c, m, e); };
   }
   void sem_wait(SemObj& s, const rtapp::Event& e, bool first) {
     if (s.value > 0) {
@@ -364,7 +373,7 @@ class ThreadProg : public Program {
     }
     if (first) s.nwaiters++;
     futex_syscall(st_->futex_wait_ns);
-    then([this, &s, &e](Kernel&, Task&) {
+    then([this, &s, &e](Api&, Task&) {
       if (s.value > 0) {
         s.value--;
         s.nwaiters--;
@@ -372,7 +381,7 @@ class ThreadProg : public Program {
       }
       s.waiters.push_back(th_);
       block(e);
-      then([this, &s, &e](Kernel&, Task&) { sem_wait(s, e, false); });
+      then([this, &s, &e](Api&, Task&) { sem_wait(s, e, false); });
     });
   }
   void sem_post(SemObj& s) {
@@ -392,7 +401,7 @@ class ThreadProg : public Program {
     int64_t p = st_->ns_per_loop;
     ld_.perf += static_cast<uint64_t>(kRuntimeChunkUs / p);
     then(Action::compute(std::max<int64_t>(kRuntimeChunkUs * 1000 / p, 1) * p));
-    then([this, &e, t0](Kernel& k, Task&) {
+    then([this, &e, t0](Api& k, Task&) {
       int64_t d = (k.now() - t0).count();
       if (d / 1000 < e.us)
         runtime_chunk(e, t0);
@@ -401,7 +410,7 @@ class ThreadProg : public Program {
     });
   }
 
-  void timer(const rtapp::Event& e, Kernel& k) {
+  void timer(const rtapp::Event& e, Api& k) {
     TimerObj& t = e.unique ? th_->local_timers[static_cast<size_t>(e.res)]
                            : st_->timer[static_cast<size_t>(e.res)];
     ld_.c_period += static_cast<uint64_t>(e.us);
@@ -418,7 +427,7 @@ class ThreadProg : public Program {
       ld_.slack = slack;
     if (now < t.t_next) {
       sleep_for((t.t_next - now).count() + slack_ns());
-      then([this, &t](Kernel& k, Task&) {
+      then([this, &t](Api& k, Task&) {
         // A shared timer may have been moved on by another thread meanwhile; rt-app's
         // unsigned usec then wraps, schedlab records 0.
         int64_t wu = (k.now() - t.t_next).count();
@@ -437,8 +446,8 @@ class ThreadProg : public Program {
       throw WorkloadError(fmt::format("{}: {}: {} reached its fork limit ({}), as rt-app stops", st_->where(e),
                                       e.key, st_->cfg->tasks[static_cast<size_t>(target)].name, kForksLimit));
     then(Action::compute(st_->fork_ns));  // clone()
-    then([this, target](Kernel&, Task& self) {
-      Thread* child = st_->create_thread(target, true, self.cpu);
+    then([this, target](Api& k, Task& self) {
+      Thread* child = st_->create_thread(target, true, k.task_cpu(self));
       then(Action::wake(child->kt, false));  // wake_up_new_task()
     });
   }
@@ -451,73 +460,73 @@ class ThreadProg : public Program {
     auto d = static_cast<size_t>(e.dep);
     switch (e.type) {
       case Ev::Run:
-        push([this, &e](Kernel& k, Task&) {
+        push([this, &e](Api& k, Task&) {
           ld_.c_duration += static_cast<uint64_t>(e.us);
           ld_.perf += static_cast<uint64_t>(e.us / st_->ns_per_loop);
           sim::Time t0 = k.now();
           then(Action::compute(work_ns(e.us)));
-          then([this, t0](Kernel& k, Task&) { ld_.duration += usec((k.now() - t0).count()); });
+          then([this, t0](Api& k, Task&) { ld_.duration += usec((k.now() - t0).count()); });
         });
         return;
       case Ev::Runtime:
-        push([this, &e](Kernel& k, Task&) {
+        push([this, &e](Api& k, Task&) {
           ld_.c_duration += static_cast<uint64_t>(e.us);
           runtime_chunk(e, k.now());
         });
         return;
       case Ev::Sleep:
-        push([this, &e](Kernel&, Task&) { sleep_for(e.us * 1000 + slack_ns()); });
+        push([this, &e](Api&, Task&) { sleep_for(e.us * 1000 + slack_ns()); });
         return;
       case Ev::Timer:
-        push([this, &e](Kernel& k, Task&) { timer(e, k); });
+        push([this, &e](Api& k, Task&) { timer(e, k); });
         return;
       case Ev::Lock:
-        push([this, &e, &S, r](Kernel&, Task&) { lock(S.mutex[r], e); });
+        push([this, &e, &S, r](Api&, Task&) { lock(S.mutex[r], e); });
         return;
       case Ev::Unlock:
-        push([this, &S, r](Kernel&, Task&) { unlock(S.mutex[r]); });
+        push([this, &S, r](Api&, Task&) { unlock(S.mutex[r]); });
         return;
       case Ev::Wait:
-        push([this, &e, &S, r, d](Kernel&, Task&) { cond_wait(S.cond[r], S.mutex[d], e); });
+        push(cond_wait_fn(S.cond[r], S.mutex[d], e));
         return;
       case Ev::Signal:
       case Ev::Broad:
-        push([this, &e, &S, r](Kernel&, Task&) { signal(S.cond[r], e.type == Ev::Broad); });
+        push([this, &e, &S, r](Api&, Task&) { signal(S.cond[r], e.type == Ev::Broad); });
         return;
       case Ev::Sync:
-        push([this, &S, r](Kernel&, Task&) { signal(S.cond[r], false); });
-        push([this, &e, &S, r, d](Kernel&, Task&) { cond_wait(S.cond[r], S.mutex[d], e); });
+        push([this, &S, r](Api&, Task&) { signal(S.cond[r], false); });
+        push(cond_wait_fn(S.cond[r], S.mutex[d], e));
         return;
       case Ev::Barrier: {
         BarrierObj& b = S.barrier[r];
-        push([this, &e, &b](Kernel&, Task&) { lock(b.m, e); });
-        push([this, &e, &b](Kernel&, Task&) {
+        push([this, &e, &b](Api&, Task&) { lock(b.m, e); });
+        push([this, &e, &b](Api&, Task&) {
           if (b.waiting == 0) {  // the last one in: release the others
             signal(b.c, true);
             return;
           }
           b.waiting--;
           cond_wait(b.c, b.m, e);
-          then([&b](Kernel&, Task&) { b.waiting++; });
+          then([&b](Api&, Task&) { b.waiting++; });
         });
-        push([this, &b](Kernel&, Task&) { unlock(b.m); });
+        push([this, &b](Api&, Task&) { unlock(b.m); });
         return;
       }
       case Ev::Suspend:
-        push([this, &e, &S, d](Kernel&, Task&) { lock(S.mutex[d], e); });
-        push([this, &e, &S, r, d](Kernel&, Task&) { cond_wait(S.cond[r], S.mutex[d], e); });
-        push([this, &S, d](Kernel&, Task&) { unlock(S.mutex[d]); });
+        push([this, &e, &S, d](Api&, Task&) { lock(S.mutex[d], e); });
+        push(cond_wait_fn(S.cond[r], S.mutex[d], e));
+        push([this, &S, d](Api&, Task&) { unlock(S.mutex[d]); });
         return;
       case Ev::Resume:
-        push([this, &e, &S, d](Kernel&, Task&) { lock(S.mutex[d], e); });
-        push([this, &S, r](Kernel&, Task&) { signal(S.cond[r], true); });
-        push([this, &S, d](Kernel&, Task&) { unlock(S.mutex[d]); });
+        push([this, &e, &S, d](Api&, Task&) { lock(S.mutex[d], e); });
+        push([this, &S, r](Api&, Task&) { signal(S.cond[r], true); });
+        push([this, &S, d](Api&, Task&) { unlock(S.mutex[d]); });
         return;
       case Ev::Yield:
         push(Action::yield());
         return;
       case Ev::Fork:
-        push([this, &e](Kernel&, Task&) { fork(e); });
+        push([this, &e](Api&, Task&) { fork(e); });
         return;
       case Ev::Mem:
         // memset() of the per-thread buffer, chunk by chunk: memory bandwidth approximated by
@@ -535,16 +544,19 @@ class ThreadProg : public Program {
         return;
       }
       case Ev::SemPost:
-        push([this, &S, r](Kernel&, Task&) { sem_post(S.sem[r]); });
+        push([this, &S, r](Api&, Task&) { sem_post(S.sem[r]); });
         return;
       case Ev::SemWait:
-        push([this, &e, &S, r](Kernel&, Task&) { sem_wait(S.sem[r], e, true); });
+        push([this, &e, &S, r](Api&, Task&) { sem_wait(S.sem[r], e, true); });
         return;
     }
   }
 
   Rtapp::State* st_;
   Thread* th_;
+  // Taken off a condition by signal(), woken in order by its queued step; [head, end) pending.
+  std::vector<Thread*> signaled_;
+  size_t signaled_head_ = 0;
   const rtapp::Task& task_;
   State state_ = State::Start;
   size_t phase_ = 0;
@@ -579,13 +591,13 @@ Thread* Rtapp::State::create_thread(int task, bool forked, int fork_cpu) {
   o.mm = mm;
   o.start_blocked = true;
   std::string comm = th->name.size() <= kCommLen ? th->name : "rt-app";
-  th->kt = k->create_task(comm, std::make_unique<ThreadProg>(this, th.get()), o);
-  if (mm < 0) mm = th->kt->mm;  // every thread lives in the first one's process
   if (t.sched.policy == Policy::Other) {
-    th->kt->weight = kNiceToWeight[t.sched.prio + 20];
-    if (t.sched.slice_ns > 0) th->kt->slice = t.sched.slice_ns;
+    o.weight = kNiceToWeight[t.sched.prio + 20];
+    if (t.sched.slice_ns > 0) o.slice_ns = t.sched.slice_ns;
   }
-  if (!forked) k->wake_up(th->kt, th->kt->cpu);
+  th->kt = k->create_task(comm, std::make_unique<ThreadProg>(this, th.get()), o);
+  if (mm < 0) mm = k->task_mm(*th->kt);  // every thread lives in the first one's process
+  if (!forked) k->wake_up(th->kt, k->task_cpu(*th->kt));
   live++;
   threads.push_back(std::move(th));
   return threads.back().get();
@@ -626,7 +638,7 @@ std::vector<GroupStats> group_stats(const Config& cfg, const Rtapp::State& st) {
 Rtapp::Rtapp(rtapp::Config cfg) : cfg_(std::move(cfg)), st_(std::make_unique<State>()) {}
 Rtapp::~Rtapp() = default;
 
-void Rtapp::setup(kernel::Kernel& k) {
+void Rtapp::setup(kernel::Api& k) {
   auto& s = *st_;
   s.cfg = &cfg_;
   s.k = &k;
@@ -663,7 +675,7 @@ void Rtapp::setup(kernel::Kernel& k) {
   for (size_t t = 0; t < cfg_.tasks.size(); ++t)
     for (int i = 0; i < cfg_.tasks[t].instances; ++i) s.create_thread(static_cast<int>(t), false, 0);
   if (g.duration_s > 0)
-    k.events().at(sim::Time::sec(g.duration_s), [this, &k] {
+    k.at(sim::Time::sec(g.duration_s), [this, &k] {
       st_->finished = true;
       k.stop();
     });

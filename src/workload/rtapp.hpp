@@ -30,7 +30,7 @@ class Rtapp : public Workload {
  public:
   explicit Rtapp(rtapp::Config cfg);
   ~Rtapp() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

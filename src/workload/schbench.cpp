@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <deque>
 
 #include "workload/options.hpp"
 #include "workload/program.hpp"
@@ -93,7 +92,7 @@ struct Worker {
   MsgThread* msg = nullptr;
   bool futex_blocked = false;
   sim::Time wake_time;
-  std::deque<sim::Time> requests;  // RPS mode: pending requests (creation stamps)
+  sim::Fifo<sim::Time> requests;  // RPS mode: pending requests (creation stamps)
 };
 
 struct Shared {
@@ -112,7 +111,7 @@ class FutexProgram : public Program {
   // and the block happen atomically (as the futex hash-bucket lock makes them).
   void futex_wait(bool* word, int64_t wait_ns) {
     push(Action::compute(wait_ns));
-    push([this, word](Kernel&, Task&) {
+    push([this, word](Api&, Task&) {
       if (*word) then(Action::block());
     });
   }
@@ -123,7 +122,7 @@ class WorkerProg : public FutexProgram {
   WorkerProg(Worker* w, Shared* sh) : w_(w), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (sh_->stopping) {
       push(Action::block());
       return;
@@ -132,7 +131,7 @@ class WorkerProg : public FutexProgram {
     switch (phase_) {
       case Post:
         // msg_and_wait(): mark blocked, stamp, queue on the message thread, fpost() it.
-        push([this](Kernel& k, Task&) {
+        push([this](Api& k, Task&) {
           w_->futex_blocked = true;
           w_->wake_time = k.now();
           w_->msg->list.push_back(w_);
@@ -149,7 +148,7 @@ class WorkerProg : public FutexProgram {
           futex_wait(&w_->futex_blocked, sh_->futex_wait_ns);
           return;
         }
-        push([this](Kernel& k, Task&) {
+        push([this](Api& k, Task&) {
           record(sh_->stats.wakeup, k.now() - w_->wake_time);
         });
         start_request();
@@ -159,7 +158,7 @@ class WorkerProg : public FutexProgram {
         return;
       case Math:
         push(Action::compute(sh_->math_ns));
-        push([this](Kernel& k, Task&) { finish_request(k); });
+        push([this](Api& k, Task&) { finish_request(k); });
         return;
     }
   }
@@ -178,7 +177,7 @@ class WorkerProg : public FutexProgram {
     const auto& o = sh_->o;
     int64_t sleep_ns = o.sleep_usec > 0 ? o.sleep_usec * 1000LL + kTimerSlackNs : 0;
     if (o.calibrate && sleep_ns > 0) push(Action::sleep(sleep_ns));
-    push([this](Kernel& k, Task&) { work_start_ = k.now(); });
+    push([this](Api& k, Task&) { work_start_ = k.now(); });
     if (!o.calibrate && sleep_ns > 0) push(Action::sleep(sleep_ns));
     phase_ = (o.no_locking || o.calibrate) ? Math : Lock;
     spin_cpu_ = -1;
@@ -188,14 +187,15 @@ class WorkerProg : public FutexProgram {
   // once we hold it, re-check the CPU (we may have migrated while spinning) and retry if it
   // changed. Spinning is CPU time in kLockSpinStepNs steps, preemptible like any computation.
   void take_lock(Task& self) {
-    push([this](Kernel&, Task& self) {
-      if (spin_cpu_ < 0) spin_cpu_ = self.cpu;
+    push([this](Api& k, Task& self) {
+      int cpu = k.task_cpu(self);
+      if (spin_cpu_ < 0) spin_cpu_ = cpu;
       if (sh_->lock_held[spin_cpu_]) {
         then(Action::compute(kLockSpinStepNs));
         return;
       }
-      if (self.cpu != spin_cpu_) {  // migrated: this is not our CPU's lock any more
-        spin_cpu_ = self.cpu;
+      if (cpu != spin_cpu_) {  // migrated: this is not our CPU's lock any more
+        spin_cpu_ = cpu;
         then(Action::compute(kLockSpinStepNs));
         return;
       }
@@ -205,7 +205,7 @@ class WorkerProg : public FutexProgram {
     });
   }
 
-  void finish_request(Kernel& k) {
+  void finish_request(Api& k) {
     if (lock_cpu_ >= 0) sh_->lock_held[lock_cpu_] = false;
     lock_cpu_ = -1;
     if (!sh_->stopping) {
@@ -218,7 +218,7 @@ class WorkerProg : public FutexProgram {
 
   // RPS mode: process pending requests back to back; block (and record wakeup latency) only
   // when the list is empty.
-  void step_rps(Kernel& k, Task& self) {
+  void step_rps(Api& k, Task& self) {
     switch (phase_) {
       case Post:
       case Wait:
@@ -226,7 +226,7 @@ class WorkerProg : public FutexProgram {
           w_->requests.pop_front();
           if (woke_) {
             woke_ = false;
-            push([this](Kernel& k, Task&) {
+            push([this](Api& k, Task&) {
               record(sh_->stats.wakeup, k.now() - w_->wake_time);
             });
           }
@@ -235,7 +235,7 @@ class WorkerProg : public FutexProgram {
         }
         // Nothing queued: mark blocked and wait for the generator.
         if (!w_->futex_blocked) {
-          push([this](Kernel&, Task&) {
+          push([this](Api&, Task&) {
             if (w_->requests.empty()) w_->futex_blocked = true;
           });
           return;
@@ -248,7 +248,7 @@ class WorkerProg : public FutexProgram {
         return;
       case Math:
         push(Action::compute(sh_->math_ns));
-        push([this](Kernel& k, Task&) { finish_request(k); });
+        push([this](Api& k, Task&) { finish_request(k); });
         return;
     }
   }
@@ -266,7 +266,7 @@ class MsgProg : public FutexProgram {
   MsgProg(MsgThread* m, Shared* sh, int rps_share) : m_(m), sh_(sh), rps_share_(rps_share) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (sh_->stopping) {
       push(Action::block());
       return;
@@ -274,10 +274,9 @@ class MsgProg : public FutexProgram {
     if (sh_->o.rps > 0) return step_rps(k);
     if (!waiting_) {
       // Mark blocked, splice the list, one timestamp for the whole batch, wake each worker.
-      push([this](Kernel& k, Task&) {
+      push([this](Api& k, Task&) {
         m_->futex_blocked = true;
-        std::vector<Worker*> batch;
-        batch.swap(m_->list);
+        std::vector<Worker*>& batch = m_->list;
         sim::Time t = k.now();
         // xlist_add() prepends: the splice walks the most recent poster first.
         for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
@@ -287,6 +286,7 @@ class MsgProg : public FutexProgram {
           then(Action::compute(sh_->futex_wake_ns));
           then(Action::wake(w->task, false));
         }
+        batch.clear();
       });
       waiting_ = true;
       return;
@@ -304,7 +304,7 @@ class MsgProg : public FutexProgram {
   // 8th request it sleeps 8/(rps/m) s, so requests come in evenly spread batches of 8; then it
   // sleeps for the rest of the second. A worker with more than 128 requests pending is
   // skipped after a 100 us sleep. Each request stamps the worker's wake_time and fposts it.
-  void step_rps(Kernel& k) {
+  void step_rps(Api& k) {
     constexpr int kBatch = 8;
     if (sent_ == 0 && !in_second_) {
       second_start_ = k.now();
@@ -318,7 +318,7 @@ class MsgProg : public FutexProgram {
         push(Action::sleep(100000));
         return;
       }
-      push([this, w](Kernel& k, Task&) {
+      push([this, w](Api& k, Task&) {
         w->requests.push_back(k.now());
         w->wake_time = k.now();
         if (w->futex_blocked) {
@@ -418,6 +418,7 @@ int64_t Schbench::math_ns(int footprint_kb, int operations) {
 }
 
 struct Schbench::State {
+  kernel::Api* api = nullptr;  // for the tasks' schedstats in the report
   Shared sh;
   std::vector<std::unique_ptr<MsgThread>> msgs;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -430,7 +431,8 @@ struct Schbench::State {
 Schbench::Schbench(const SchbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Schbench::~Schbench() = default;
 
-void Schbench::setup(Kernel& k) {
+void Schbench::setup(Api& k) {
+  st_->api = &k;
   auto& sh = st_->sh;
   sh.o = o_;
   sh.lock_held.assign(static_cast<size_t>(k.nr_cpus()), false);
@@ -443,14 +445,14 @@ void Schbench::setup(Kernel& k) {
   for (int m = 0; m < o_.message_threads; ++m) {
     auto mt = std::make_unique<MsgThread>();
     mt->task = k.create_task("schbench-msg", std::make_unique<MsgProg>(mt.get(), &sh, rps_share), to);
-    to.mm = mt->task->mm;  // every schbench thread lives in one process
+    to.mm = k.task_mm(*mt->task);  // every schbench thread lives in one process
     for (int t = 0; t < o_.threads; ++t) {
       auto w = std::make_unique<Worker>();
       w->msg = mt.get();
       mt->workers.push_back(w.get());
       kernel::TaskOptions wo;
-      wo.fork_cpu = mt->task->cpu;
-      wo.mm = mt->task->mm;
+      wo.fork_cpu = k.task_cpu(*mt->task);
+      wo.mm = k.task_mm(*mt->task);
       w->task = k.create_task("schbench-worker", std::make_unique<WorkerProg>(w.get(), &sh), wo);
       st_->workers.push_back(std::move(w));
     }
@@ -459,10 +461,10 @@ void Schbench::setup(Kernel& k) {
   // sleep_for_runtime(): the main thread wakes at 0, 1, 2, ... s (modeled without CPU cost;
   // its real sleep(1) overshoots slightly, so "more than N s" tests pass at N s here).
   for (int s = 0; s <= o_.runtime; ++s)
-    k.events().at(k.now() + sim::Time::sec(s), [this, &k, s] { main_tick(k, s); });
+    k.at(k.now() + sim::Time::sec(s), [this, &k, s] { main_tick(k, s); });
 }
 
-void Schbench::main_tick(Kernel& k, int s) {
+void Schbench::main_tick(Api& k, int s) {
   auto& sh = st_->sh;
   auto& st = *st_;
   bool done = s >= o_.runtime;
@@ -516,11 +518,13 @@ std::string Schbench::report() const {
   print_block(out, sh.stats.rps, "RPS", "requests", o_.runtime, kPlistForRps, kStar50);
   out += fmt::format("average rps: {:.2f}\n", average_rps());
   // /proc/<tid>/schedstat: run delay / timeslices, averaged over each kind of thread.
-  auto delay = [](const auto& v) {
+  auto delay = [this](const auto& v) {
     double sum = 0;
-    for (const auto& x : v)
-      if (x->task->nr_switches_in > 0)
-        sum += static_cast<double>(x->task->run_delay_ns) / x->task->nr_switches_in / 1000.0;
+    for (const auto& x : v) {
+      kernel::TaskStat t = st_->api->stat(*x->task);
+      if (t.nr_switches_in > 0)
+        sum += static_cast<double>(t.run_delay_ns) / t.nr_switches_in / 1000.0;
+    }
     return v.empty() ? 0.0 : sum / v.size();
   };
   out += fmt::format("sched delay: message {:.0f} (usec) worker {:.0f} (usec)\n", delay(st_->msgs),

@@ -57,7 +57,7 @@ class Schbench : public Workload {
  public:
   explicit Schbench(const SchbenchOptions& o);
   ~Schbench() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;
@@ -69,7 +69,7 @@ class Schbench : public Workload {
   double average_rps() const;
 
  private:
-  void main_tick(kernel::Kernel& k, int s);
+  void main_tick(kernel::Api& k, int s);
   struct State;
   SchbenchOptions o_;
   std::unique_ptr<State> st_;

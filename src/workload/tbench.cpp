@@ -124,7 +124,7 @@ class Client : public Program {
       : c_(c), send_(send), recv_(recv), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     const Line& l = (*sh_->lines)[idx_];
     if (l.req == 0) {  // Deltree: no traffic
       next_line();
@@ -137,7 +137,7 @@ class Client : public Program {
     }
     if (read(c_->to_client, recv_, self)) {
       sent_ = false;
-      push([this](Kernel& k, Task&) {
+      push([this](Api& k, Task&) {
         const Line& l = (*sh_->lines)[idx_];
         int64_t lat = k.now().count() - c_->op_start_ns;
         c_->op_start_ns = -1;
@@ -171,7 +171,7 @@ class Server : public Program {
       : c_(c), send_(send), recv_(recv), sh_(sh) {}
 
  protected:
-  void step(Kernel& k, Task& self) override {
+  void step(Api& k, Task& self) override {
     if (!have_) {
       if (read(c_->to_server, recv_, self)) have_ = true;
       return;
@@ -228,9 +228,9 @@ struct Tbench::State {
 Tbench::Tbench(const TbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
 Tbench::~Tbench() = default;
 
-void Tbench::setup(Kernel& k) {
+void Tbench::setup(Api& k) {
   const auto& c = k.machine().costs;
-  st_->lines = make_loadfile(k.rng().split("tbench"));
+  st_->lines = make_loadfile(k.rng("tbench"));
   auto& sh = st_->sh;
   sh.lines = &st_->lines;
   // Loopback send: the sender's CPU copies the data in and runs the receive softirq.
@@ -254,7 +254,7 @@ void Tbench::setup(Kernel& k) {
   int nclients = o_.nprocs;
   // The parent's once-a-second status line (SIGALRM); it does no work the model charges.
   for (int s = 1; s <= total; ++s) {
-    k.events().at(sh.t0 + sim::Time::sec(s), [this, &k, s, warmup, total, nclients] {
+    k.at(sh.t0 + sim::Time::sec(s), [this, &k, s, warmup, total, nclients] {
       auto& sh = st_->sh;
       // Latency of an op still in progress counts too.
       int64_t lat = sh.interval_max_ns;

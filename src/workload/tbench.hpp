@@ -21,7 +21,7 @@ class Tbench : public Workload {
  public:
   explicit Tbench(const TbenchOptions& o);
   ~Tbench() override;
-  void setup(kernel::Kernel& k) override;
+  void setup(kernel::Api& k) override;
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/api.hpp"
 
 namespace schedlab::workload {
 
@@ -32,7 +32,7 @@ class Workload {
  public:
   virtual ~Workload() = default;
   // Creates the tasks. The workload calls k.stop() when the benchmark is complete.
-  virtual void setup(kernel::Kernel& k) = 0;
+  virtual void setup(kernel::Api& k) = 0;
   virtual bool finished() const = 0;
   // The real tool's own result lines, exactly as it prints them.
   virtual std::string report() const = 0;

@@ -11,7 +11,6 @@ using kernel::Features;
 using kernel::Kernel;
 using kernel::KernelOptions;
 using kernel::KernelPath;
-using kernel::KernelTestPeer;
 using sim::Time;
 
 namespace {
@@ -34,7 +33,7 @@ Storm call_storm(const std::string& features, int n, int64_t gap_ns, int64_t pic
   auto m = test_machine(1, 2, 1, 2);
   if (pick_ns >= 0) m.costs.pick_next_task_ns = pick_ns;
   s.k = std::make_unique<Kernel>(m, feats(features), KernelOptions{1, nullptr});
-  s.caller = s.k->create_task("ipistorm/0", lambda([n, gap_ns](Kernel&, Task&, int i) {
+  s.caller = s.k->create_task("ipistorm/0", lambda([n, gap_ns](Api&, Task&, int i) {
                                 if (i == 0) return Action::sleep(100000);
                                 int call = gap_ns > 0 ? (i - 1) / 2 : i - 1;
                                 if (call >= n) return Action::exit();
@@ -86,7 +85,7 @@ std::unique_ptr<Kernel> busy_llc(const std::string& features) {
   auto k = std::make_unique<Kernel>(test_machine(1, 16, 1, 16), feats(features),
                                     KernelOptions{1, nullptr});
   for (int c = 2; c < 16; ++c)
-    k->create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+    k->create_task("hog", lambda([](Api&, Task&, int) { return Action::compute(1000000000); }),
                    pinned(c));
   return k;
 }
@@ -102,7 +101,7 @@ TEST(IdleCpumask, VisitsOnlyIdleCpusOnABusyLlc) {
     Task p;
     p.cpu = 2;
     cost[i] = 0;
-    found[i] = KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost[i]);
+    found[i] = kernel::select_idle_cpu(*k, 2, &p, 2, false, cost[i]);
     scanned[i] = k->rq(2).c.sis_scanned;
     EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 0);
     ++i;
@@ -120,7 +119,7 @@ TEST(IdleCpumask, StaleBitsBeforeTheTickAreVisitedAndCounted) {
   Task p;
   p.cpu = 2;
   int64_t cost = 0;
-  int found = KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost);
+  int found = kernel::select_idle_cpu(*k, 2, &p, 2, false, cost);
   EXPECT_EQ(found, 0);
   EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 13);
 }
@@ -128,11 +127,11 @@ TEST(IdleCpumask, StaleBitsBeforeTheTickAreVisitedAndCounted) {
 TEST(IdleCpumask, CombinesWithSisUtilLimit) {
   auto k = busy_llc("IDLE_CPUMASK");
   k->run(Time::us(300));
-  KernelTestPeer::llc(*k, 0).nr_idle_scan = 4;
+  k->llcs.at(0).nr_idle_scan = 4;
   Task p;
   p.cpu = 2;
   int64_t cost = 0;
-  EXPECT_EQ(KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
+  EXPECT_EQ(kernel::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
   EXPECT_LE(k->rq(2).c.sis_scanned, 4);
 }
 
@@ -153,7 +152,7 @@ PingPong ping_pong(const std::string& features, int rounds, bool with_fair = fal
                                  KernelOptions{1, nullptr});
   auto* pr = &r;
   kernel::TaskOptions ob = pinned(1, true);
-  r.b = r.k->create_task("pong", lambda([pr, rounds](Kernel&, Task&, int n) {
+  r.b = r.k->create_task("pong", lambda([pr, rounds](Api&, Task&, int n) {
                            int round = n / 3;
                            if (round >= rounds) return Action::exit();
                            switch (n % 3) {  // starts blocked: woken first
@@ -168,7 +167,7 @@ PingPong ping_pong(const std::string& features, int rounds, bool with_fair = fal
     oa.policy = kernel::Policy::Fifo;
     oa.rt_prio = 50;
   }
-  r.a = r.k->create_task("ping", lambda([pr, rounds](Kernel&, Task&, int n) {
+  r.a = r.k->create_task("ping", lambda([pr, rounds](Api&, Task&, int n) {
                            int round = n / 3;
                            if (round >= rounds) return Action::exit();
                            switch (n % 3) {
@@ -179,7 +178,7 @@ PingPong ping_pong(const std::string& features, int rounds, bool with_fair = fal
                          }),
                          oa);
   if (rt_with_fair) {
-    r.c = r.k->create_task("fair", lambda([rounds](Kernel&, Task&, int n) {
+    r.c = r.k->create_task("fair", lambda([rounds](Api&, Task&, int n) {
                              if (n >= 40) return Action::exit();
                              return n % 2 == 0 ? Action::sleep(200000) : Action::compute(20000);
                            }),
@@ -232,11 +231,11 @@ TEST(IdleCpumask, CombinesWithSisPropLimit) {
   // scan is cut at SIS_PROP's floor of 4, stale mask bits included.
   auto k = busy_llc("NO_SIS_UTIL,SIS_PROP,IDLE_CPUMASK");
   k->run(Time::us(300));  // bits of the busy CPUs are still set (no tick yet)
-  KernelTestPeer::rq(*k, 2).wake_avg_idle = 0;
+  k->rq(2).wake_avg_idle = 0;
   Task p;
   p.cpu = 2;
   int64_t cost = 0;
-  EXPECT_EQ(KernelTestPeer::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
+  EXPECT_EQ(kernel::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
   EXPECT_LE(k->rq(2).c.sis_scanned, 4);
   EXPECT_GE(k->rq(2).c.idle_cpumask_stale, 1);
 }

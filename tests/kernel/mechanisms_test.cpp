@@ -11,7 +11,6 @@ using kernel::Features;
 using kernel::Kernel;
 using kernel::KernelOptions;
 using kernel::KernelPath;
-using kernel::KernelTestPeer;
 using sim::Time;
 
 namespace {
@@ -34,13 +33,13 @@ struct WakeIdleCpu {
   std::unique_ptr<Kernel> k;
   explicit WakeIdleCpu(const machine::Machine& m, Time gap) {
     k = std::make_unique<Kernel>(m, Features(), KernelOptions{1, nullptr});
-    Task* sleeper = k->create_task("sleeper", lambda([](Kernel&, Task&, int n) {
+    Task* sleeper = k->create_task("sleeper", lambda([](Api&, Task&, int n) {
                                      if (n == 0) return Action::block();
                                      if (n == 1) return Action::compute(1000);
                                      return Action::exit();
                                    }),
                                    pinned(0, true));
-    k->create_task("waker", lambda([sleeper, gap](Kernel&, Task&, int n) {
+    k->create_task("waker", lambda([sleeper, gap](Api&, Task&, int n) {
                      if (n == 0) return Action::sleep(gap.count());
                      if (n == 1) return Action::wake(sleeper, false);
                      return Action::exit();
@@ -76,7 +75,7 @@ TEST(Mechanisms, WakingNonPollingIdleCpuSendsIpiAndPaysExitLatency) {
 
 TEST(Mechanisms, CallFunctionToPollingIdleCpuGoesThroughScheduleIdle) {
   Kernel k(two_cpus(), Features(), KernelOptions{1, nullptr});
-  k.create_task("caller", lambda([](Kernel&, Task&, int n) {
+  k.create_task("caller", lambda([](Api&, Task&, int n) {
                   if (n == 0) return Action::sleep(200000);
                   if (n == 1) return Action::call_func(1, 0, true);
                   return Action::exit();
@@ -98,12 +97,12 @@ TEST(Mechanisms, DisabledIdleStatesAreNeverEntered) {
   Task* a = nullptr;
   Task* b = nullptr;
   // Ping-pong with long sleeps so that the governor would like deep states.
-  b = k.create_task("b", lambda([&a](Kernel&, Task&, int n) {
+  b = k.create_task("b", lambda([&a](Api&, Task&, int n) {
                       if (n >= 40) return Action::exit();
                       return n % 2 == 0 ? Action::block() : Action::wake(a, false);
                     }),
                     pinned(1, true));
-  a = k.create_task("a", lambda([&b](Kernel&, Task&, int n) {
+  a = k.create_task("a", lambda([&b](Api&, Task&, int n) {
                       if (n >= 40) return Action::exit();
                       return n % 2 == 0 ? Action::sleep(2000000) : Action::wake(b, false);
                     }),
@@ -123,25 +122,25 @@ TEST(Mechanisms, SelectIdleCpuNeverVisitsMoreThanSisUtilAllows) {
   auto m = test_machine(1, 16, 1, 16);
   Kernel k(m, Features(), KernelOptions{1, nullptr});
   for (int c = 0; c < 8; ++c)
-    k.create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+    k.create_task("hog", lambda([](Api&, Task&, int) { return Action::compute(1000000000); }),
                   pinned(c));
   Task p;
   p.cpu = 0;
   k.run(Time::ms(5));
-  auto& sds = KernelTestPeer::llc(k, 0);
+  auto& sds = k.llcs.at(0);
   for (int limit : {0, 1, 3, 7}) {
     sds.nr_idle_scan = limit;
     auto before = k.rq(0).c.sis_scanned;
     int64_t cost = 0;
     // Scan starts after target 0: CPUs 1-7 are busy, so an idle CPU is 8 probes away.
-    int found = KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost);
+    int found = kernel::select_idle_cpu(k, 0, &p, 0, false, cost);
     auto scanned = k.rq(0).c.sis_scanned - before;
     EXPECT_LE(scanned, limit) << "nr_idle_scan=" << limit;
     EXPECT_EQ(found, -1) << "nr_idle_scan=" << limit;
   }
   sds.nr_idle_scan = 16;
   int64_t cost = 0;
-  EXPECT_EQ(KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost), 8);
+  EXPECT_EQ(kernel::select_idle_cpu(k, 0, &p, 0, false, cost), 8);
 }
 
 TEST(Mechanisms, SisUtilStopsScanningOnABusyLlc) {
@@ -149,7 +148,7 @@ TEST(Mechanisms, SisUtilStopsScanningOnABusyLlc) {
   auto m = test_machine(1, 4, 1, 4);
   Kernel k(m, Features(), KernelOptions{1, nullptr});
   for (int c = 0; c < 4; ++c)
-    k.create_task("hog", lambda([](Kernel&, Task&, int) { return Action::compute(1000000000); }),
+    k.create_task("hog", lambda([](Api&, Task&, int) { return Action::compute(1000000000); }),
                   pinned(c));
   k.run(Time::ms(300));
   EXPECT_EQ(k.llc_shared(0).nr_idle_scan, 0);
@@ -157,7 +156,7 @@ TEST(Mechanisms, SisUtilStopsScanningOnABusyLlc) {
   p.cpu = 0;
   int64_t cost = 0;
   auto before = k.rq(0).c.sis_scanned;
-  EXPECT_EQ(KernelTestPeer::select_idle_cpu(k, 0, &p, 0, false, cost), -1);
+  EXPECT_EQ(kernel::select_idle_cpu(k, 0, &p, 0, false, cost), -1);
   EXPECT_EQ(k.rq(0).c.sis_scanned, before);
 }
 
@@ -167,19 +166,19 @@ TEST(Mechanisms, NewidleBalanceSkippedWhenAvgIdleBelowCost) {
     Kernel k(m, Features(), KernelOptions{1, nullptr});
     // CPU 0 runs a task that blocks after 100 us; three runnable tasks wait on CPU 1
     // (created after it, so CPU 0 is no longer idle when they are placed).
-    k.create_task("blocker", lambda([](Kernel&, Task&, int n) {
+    k.create_task("blocker", lambda([](Api&, Task&, int n) {
                     return n == 0 ? Action::compute(100000) : Action::block();
                   }),
                   pinned(0));
     for (int i = 0; i < 3; ++i) {
       kernel::TaskOptions o;
       o.pin_cpu = 1;
-      k.create_task("busy", lambda([](Kernel&, Task&, int n) {
+      k.create_task("busy", lambda([](Api&, Task&, int n) {
                       return n < 1 ? Action::compute(5000000) : Action::exit();
                     }),
                     o);
     }
-    auto& rq0 = KernelTestPeer::rq(k, 0);
+    auto& rq0 = k.rq(0);
     rq0.avg_idle = cheap ? 10000000 : 10;
     for (auto& sd : rq0.sd) sd.max_newidle_lb_cost = 50000;
     k.run(Time::us(150));
@@ -201,7 +200,7 @@ TEST(Mechanisms, TimeIsConservedPerCpuAndEveryTaskAccountedFor) {
   Kernel k(m, Features(), KernelOptions{1, nullptr});
   std::vector<Task*> ts;
   for (int i = 0; i < 6; ++i)
-    ts.push_back(k.create_task("w", lambda([](Kernel&, Task&, int n) {
+    ts.push_back(k.create_task("w", lambda([](Api&, Task&, int n) {
                                  if (n > 30) return Action::exit();
                                  return n % 2 ? Action::compute(300000) : Action::sleep(100000);
                                }),

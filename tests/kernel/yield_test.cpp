@@ -34,7 +34,7 @@ Pair run_pair(bool yield, kernel::Policy policy) {
   auto ob = o;
   ob.start_blocked = true;
   Pair* rp = &r;
-  r.b = r.k->create_task("b", lambda([rp](Kernel& k, Task&, int n) {
+  r.b = r.k->create_task("b", lambda([rp](Api& k, Task&, int n) {
                            if (n == 0) {
                              rp->b_first_run = k.now();
                              return Action::compute(2000000);
@@ -42,7 +42,7 @@ Pair run_pair(bool yield, kernel::Policy policy) {
                            return Action::exit();
                          }),
                          ob);
-  r.a = r.k->create_task("a", lambda([rp, yield](Kernel&, Task&, int n) {
+  r.a = r.k->create_task("a", lambda([rp, yield](Api&, Task&, int n) {
                            if (n == 0) return Action::wake(rp->b, false);
                            if (n > 40) return Action::exit();
                            if (n % 2 == 1) return Action::compute(100000);
@@ -78,7 +78,7 @@ TEST(SchedYield, RtYieldRequeuesBehindEqualPriority) {
 
 TEST(SchedYield, AloneItSchedulesButDoesNotSwitch) {
   auto k = std::make_unique<Kernel>(one_cpu(), Features(), KernelOptions{1, nullptr});
-  Task* a = k->create_task("a", lambda([](Kernel&, Task&, int n) {
+  Task* a = k->create_task("a", lambda([](Api&, Task&, int n) {
                              if (n >= 10) return Action::exit();
                              return n % 2 == 0 ? Action::compute(10000) : Action::yield();
                            }),

@@ -50,7 +50,7 @@ Run run(const std::string& json, const machine::Machine& m = two_cpus(), uint64_
   Run r;
   r.w = std::make_unique<Rtapp>(workload::parse_rtapp(json, "t.json", m.topo.nr_cpus()));
   r.k = std::make_unique<kernel::Kernel>(m, kernel::Features(), kernel::KernelOptions{seed, nullptr});
-  r.w->setup(*r.k);
+  r.w->setup(r.k->api());
   r.k->run(r.w->time_limit());
   EXPECT_TRUE(r.w->finished());
   r.logs = r.w->thread_logs();

@@ -22,7 +22,7 @@ inline Ran run_workload(const machine::Machine& m, const std::vector<std::string
   r.k = std::make_unique<kernel::Kernel>(m, f, kernel::KernelOptions{seed, nullptr});
   r.w = workload::parse_workload(cmd, r.k->nr_cpus());
   r.k->set_default_affinity(r.w->affinity());
-  r.w->setup(*r.k);
+  r.w->setup(r.k->api());
   r.k->run(r.w->time_limit());
   return r;
 }

@@ -1,0 +1,231 @@
+// The simulated system (kernel.hpp): boot (every CPU in its idle loop at time 0), task
+// creation, the run loop, the pooled one-shot events, and the workload API (api.hpp).
+#include "kernel/kernel.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernel/check.hpp"
+
+namespace schedlab::kernel {
+
+Kernel::Kernel(const machine::Machine& machine, const Features& features,
+               const KernelOptions& opts)
+    : m(machine), f(features), topo(machine.topo), sink(opts.sink), rng(opts.seed),
+      cost_rng(sim::Rng(opts.seed).split("costs")) {
+  const int n = topo.nr_cpus();
+  tick_ns_ = m.tick_ns();
+  for (Distance d : {Distance::Self, Distance::Smt, Distance::Llc, Distance::OtherLlc,
+                     Distance::OtherSocket})
+    remote_read_ns_[static_cast<int>(d)] = m.remote_read_ns(d);
+  rqs.resize(n);
+  cpuidle.resize(n);
+  menu.resize(n);
+  tick_sched.resize(n);
+  idle_spin.resize(n);
+  idle_cpumask.resize(n);
+  core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
+  idle_mask.assign(n, 1);  // the RFC starts from the span
+  nohz_tick_stopped.assign((n + 63) / 64, 0);
+  nr_assigned.assign(n, 0);
+  core_seen.assign(topo.nr_cores(), 0);
+  fork_scratch.count.assign(topo.nr_cores(), 0);
+  fork_scratch.sum.assign(topo.nr_cores(), 0);
+  size_t nstates = m.idle_states.size() + 1;  // + default_idle / idle=poll slot
+  for (int cpu = 0; cpu < n; ++cpu) {
+    Rq& rq = rqs[cpu];
+    rq.cpu = cpu;
+    auto idle = std::make_unique<Task>();
+    idle->id = static_cast<int>(tasks_.size());
+    idle->pid = 0;
+    idle->comm = "swapper/" + std::to_string(cpu);
+    idle->cpu = cpu;
+    idle->state = TaskState::Running;
+    idle->sched_class = &idle_sched_class;
+    rq.idle = idle.get();
+    rq.curr = idle.get();
+    tasks_.push_back(std::move(idle));
+    rq.c.idle_ns.assign(nstates, 0);
+    rq.c.idle_usage.assign(nstates, 0);
+    rq.avg_idle = 2 * m.tunables.migration_cost_ns;
+    rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
+    rq.llc = topo.llc_of(cpu);
+  }
+  cpus.reset(new Cpu[n]);
+  for (int cpu = 0; cpu < n; ++cpu) cpus[cpu].init(*this, cpu);
+  llcs.resize(topo.nr_llcs());
+  for (int l = 0; l < topo.nr_llcs(); ++l) {
+    llcs[l].cpus = topo.llc_cpus(l);
+    llcs[l].nr_idle_scan = static_cast<int>(llcs[l].cpus.size());
+    llcs[l].has_idle_cores = topo.threads_per_core() > 1;
+  }
+  build_sched_domains(*this);
+  if (sink) sink->begin(m);
+  if (opts.check) {
+    checker_ = std::make_unique<Checker>(*this);
+    ev.set_after_each([this] { checker_->check(); });
+  }
+  // Every CPU starts in its idle loop at time 0.
+  for (int cpu = 0; cpu < n; ++cpu) {
+    tick_sched_timer_start(*this, cpu);
+    do_idle(*this, rqs[cpu]);
+  }
+}
+
+Kernel::~Kernel() = default;
+
+int64_t Kernel::cost(int64_t ns) {
+  if (ns <= 0) return 0;
+  double cov = m.noise.jitter_cov;
+  if (cov <= 0) return ns;
+  double factor = 1.0 + cov * cost_rng.normal();
+  if (factor < 0) factor = 0;
+  return static_cast<int64_t>(ns * factor + 0.5);
+}
+
+CpuCounters Kernel::total() const {
+  CpuCounters t;
+  for (const auto& rq : rqs) t.add(rq.c);
+  return t;
+}
+
+void Kernel::check_placed(const Task* p) { checker_->placed(p); }
+
+const std::vector<bool>* Kernel::intern_cpumask(const std::vector<int>& list) {
+  std::vector<bool> mask(nr_cpus(), false);
+  for (int c : list) mask.at(c) = true;
+  for (const auto& m : cpumasks_)
+    if (*m == mask) return m.get();
+  cpumasks_.push_back(std::make_unique<std::vector<bool>>(std::move(mask)));
+  return cpumasks_.back().get();
+}
+
+Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const TaskOptions& o) {
+  auto t = std::make_unique<Task>();
+  Task* p = t.get();
+  p->id = static_cast<int>(tasks_.size());
+  p->pid = next_pid_++;
+  p->comm = std::move(comm);
+  p->policy = o.policy;
+  p->rt_prio = o.rt_prio;
+  p->sched_class = p->is_rt() ? &rt_sched_class : &fair_sched_class;
+  p->behavior = std::move(b);
+  p->program = p->behavior.get();
+  p->mm = o.mm < 0 ? p->pid : o.mm;
+  p->slice = o.slice_ns > 0 ? o.slice_ns : m.tunables.base_slice_ns;
+  if (o.weight > 0) p->weight = o.weight;
+  const std::vector<int>& cpus = !o.cpus.empty() || p->mm == 0 ? o.cpus : default_affinity_;
+  if (!cpus.empty()) p->allowed = intern_cpumask(cpus);
+  tasks_.push_back(std::move(t));
+  int fork_cpu = p->allowed_on(o.fork_cpu) ? o.fork_cpu : cpus.front();
+  int cpu = o.pin_cpu >= 0 ? o.pin_cpu : sched_balance_find_dst_cpu(*this, p, fork_cpu);
+  p->cpu = cpu;
+  nr_assigned[cpu]++;
+  p->recent_used_cpu = cpu;
+  p->state = TaskState::Interruptible;
+  p->wakee_flip_decay_ts = now();
+  if (!o.start_blocked) wake_up(p, cpu);
+  return p;
+}
+
+void Kernel::wake_up(Task* p, int from_cpu) {
+  // A wakeup from outside any task program (the benchmark harness): its cost is not charged.
+  try_to_wake_up(*this, from_cpu, nullptr, p, false);
+}
+
+void Kernel::run(Time limit) {
+  ev.run(limit);
+  end_time_ = now();
+  if (checker_) checker_->check();
+  for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
+    Cpu& c = cpus[cpu];
+    if (c.mode() == Mode::Task) c.pause_task_segment();
+    c.account(c.bucket());
+    if (checker_) {
+      const auto& cc = rqs[cpu].c;
+      if (cc.busy_ns + cc.kernel_total_ns() + cc.idle_total_ns() != end_time_.count())
+        checker_->fail(cpu, nullptr, "time not conserved: busy + kernel + idle != simulated time");
+    }
+  }
+  if (sink) sink->end(end_time_);
+}
+
+// --- pooled one-shot events -----------------------------------------------------------------
+
+DeferredEvent& Kernel::deferred(DeferredEvent::Kind kind, int cpu, Task* task, int64_t arg) {
+  DeferredEvent* e;
+  if (!free_deferred_.empty()) {
+    e = free_deferred_.back();
+    free_deferred_.pop_back();
+  } else {
+    deferred_pool_.push_back(std::make_unique<DeferredEvent>());
+    e = deferred_pool_.back().get();
+    e->k = this;
+  }
+  e->kind = kind;
+  e->cpu = cpu;
+  e->task = task;
+  e->arg = arg;
+  return *e;
+}
+
+void DeferredEvent::process() {
+  Kernel& kern = *k;
+  const Kind what = kind;
+  const int c = cpu;
+  Task* const p = task;
+  const int64_t a = arg;
+  const IpiKind kind_of_ipi = ipi;
+  kern.recycle(*this);
+  switch (what) {
+    case IpiArrival:
+      kern.cpus[c].deliver_irq(Irq::of_ipi(kind_of_ipi));
+      return;
+    case HrtimerExpiry: {
+      // hrtimer expiry on the CPU the timer was armed on: the timer interrupt.
+      auto& timers = kern.rqs[c].timers;
+      timers.erase(std::lower_bound(timers.begin(), timers.end(), a));
+      kern.cpus[c].deliver_irq(Irq::of_timer(p));
+      return;
+    }
+    case CsdUnlocked: {
+      // The spinning sender sees its csd unlocked and carries on.
+      p->waiting_csd = false;
+      Cpu& cpu = kern.cpus[p->cpu];
+      if (kern.rqs[p->cpu].curr == p && cpu.mode() == Mode::Task && !cpu.segment_running()) {
+        cpu.account(0);
+        cpu.continue_task();
+      }
+      return;
+    }
+    case SpinWakeNotice: {
+      // The spinning CPU notices its task was woken (a stale notice of an earlier spin is
+      // ignored).
+      const IdleSpinCpu& spin = kern.idle_spin[c];
+      if (spin.task == p && spin.start.count() == a && kern.cpus[c].mode() == Mode::Spin)
+        end_idle_spin(kern, kern.rqs[c], true);
+      return;
+    }
+  }
+}
+
+// --- the workload API -----------------------------------------------------------------------
+
+Time Api::now() const { return k_.now(); }
+const machine::Machine& Api::machine() const { return k_.m; }
+int Api::nr_cpus() const { return k_.nr_cpus(); }
+sim::Rng Api::rng(std::string_view name) const { return k_.rng.split(name); }
+Task* Api::create_task(std::string comm, std::unique_ptr<Behavior> b, const TaskOptions& o) {
+  return k_.create_task(std::move(comm), std::move(b), o);
+}
+void Api::wake_up(Task* p, int from_cpu) { k_.wake_up(p, from_cpu); }
+int Api::task_cpu(const Task& t) const { return t.cpu; }
+int Api::task_mm(const Task& t) const { return t.mm; }
+TaskStat Api::stat(const Task& t) const {
+  return {t.pid,          t.cpu, t.mm, t.run_delay_ns, t.nr_switches_in,
+          t.state == TaskState::Dead, t.exit_time};
+}
+void Api::at(Time t, std::function<void()> fn) { k_.ev.at(t, std::move(fn)); }
+void Api::stop() { k_.stop(); }
+
+}  // namespace schedlab::kernel

@@ -1,0 +1,222 @@
+// kernel/sched/sched.h: the scheduler's state (runqueues, sched domains, the LLC's shared
+// state, call-function entries), the sched_class ops table, and the policy functions of each
+// kernel file. Policy functions are free functions carrying the name of the kernel function
+// they model, defined in the file named after the kernel file (core.cpp: core.c, ...). They
+// take the Kernel (the system's global and per-CPU state, kernel.hpp) and the runqueue or task
+// they work on. Kernel work they do is charged as steps on the CPU's chain (cpu.hpp); remote
+// effects (IPIs, polling kicks) are scheduled `offset` ns into the caller's current work.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernel/counters.hpp"
+#include "kernel/task.hpp"
+#include "kernel/topology.hpp"
+#include "sim/time.hpp"
+#include "trace/sink.hpp"
+
+namespace schedlab::kernel {
+
+class Kernel;
+struct Irq;
+using trace::IpiKind;
+using trace::KernelPath;
+
+// __schedule()'s mode argument.
+enum class SchedMode : uint8_t {
+  SM_NONE,     // schedule(): prev may block
+  SM_PREEMPT,  // preemption: prev stays runnable
+  SM_IDLE,     // schedule_idle() from the idle loop
+};
+
+enum class SdLevel : uint8_t { SMT, MC, PKG, NUMA };
+const char* sd_level_name(SdLevel l);
+
+// One sched_domain level as seen from one CPU; the span is shared with every CPU it covers.
+struct SchedDomain {
+  SdLevel level = SdLevel::MC;
+  CpuSpan span;
+  int64_t min_interval_ms = 1;
+  int64_t max_interval_ms = 2;
+  int64_t balance_interval_ms = 1;
+  int imbalance_pct = 117;
+  Time last_balance;
+  int64_t max_newidle_lb_cost = 0;  // ns
+  Time last_decay_max_lb_cost;
+  bool is_llc = false;
+  const char* name() const { return sd_level_name(level); }
+};
+
+// sched_domain_shared: one per LLC.
+struct SchedDomainShared {
+  CpuSpan cpus;
+  int nr_idle_scan = 0;       // SIS_UTIL
+  bool has_idle_cores = false;
+  int64_t avg_scan_cost = 0;  // sd->avg_scan_cost of the LLC domain (ns, 1/8 EWMA)
+};
+
+// What a queued call-function runs besides its handler.
+enum class CsdFunc : uint8_t {
+  None,
+  NohzIdleBalance,  // nohz_csd_func(): the kicked idle CPU balances its domains
+};
+
+struct Csd {
+  int src_cpu = 0;
+  int64_t handler_ns = 0;
+  bool wait = false;
+  Task* waiter = nullptr;  // task spinning in csd_lock_wait(), if wait
+  CsdFunc func = CsdFunc::None;
+};
+
+// struct rq: the scheduler's per-CPU state. How the CPU executes (its mode, its chain of kernel
+// steps, interrupts) is the Cpu's (cpu.hpp); cpuidle and the governor keep their own.
+struct Rq {
+  int cpu = 0;
+  Task* curr = nullptr;
+  Task* idle = nullptr;
+  std::vector<Task*> cfs;       // queued fair tasks other than curr
+  std::vector<Task*> rt;        // queued RT tasks other than curr
+  bool need_resched = false;    // TIF_NEED_RESCHED of curr
+  bool polling = false;         // TIF_POLLING_NRFLAG of the idle task
+  bool ttwu_pending = false;
+  std::vector<Task*> wake_list; // TTWU entries on call_single_queue
+  std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
+  std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
+  int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
+  int active_mm = 0;            // the user mm loaded on this CPU (kept lazily across idle)
+  bool yield_to_tail = false;   // sched_yield() of an RT curr: put_prev_task() requeues it last
+  std::vector<int64_t> timers;  // expiry times (ns) of hrtimers armed on this CPU, ascending
+
+  // Load tracking and balancing
+  double util_avg = 0;  // 0..1024, PELT-like
+  Time util_last;
+  bool util_busy = false;
+  Time idle_stamp;
+  bool idle_stamp_valid = false;
+  int64_t avg_idle = 0;
+  int64_t max_idle_balance_cost = 0;
+  Time next_balance;
+  int64_t wake_avg_idle = 0;   // SIS_PROP
+  Time wake_stamp;
+
+  std::vector<SchedDomain> sd;  // bottom-up
+  int llc = 0;
+  CpuCounters c;
+};
+
+// The root domain's overload state.
+struct RootDomain {
+  int nr_overloaded = 0;  // runqueues with nr_running >= 2 right now
+  bool overload = false;  // rd->overload: set on enqueue, refreshed by root-level balancing
+};
+
+// struct sched_class: what each scheduling class does. Classes in priority order: rt > fair >
+// idle (stop, deadline and sched_ext are not modeled).
+struct SchedClass {
+  const char* name;
+  int rank;  // higher runs first (sched_class_above())
+  void (*enqueue_task)(Kernel& k, Rq& rq, Task* p);
+  void (*dequeue_task)(Kernel& k, Rq& rq, Task* p);  // p blocks (it is rq->curr)
+  void (*put_prev_task)(Kernel& k, Rq& rq, Task* prev);  // prev stays runnable: requeue it
+  Task* (*pick_task)(Kernel& k, Rq& rq);  // the next task of the class, taken off the queue
+  // p becomes rq->curr; returns extra kernel work (ns) the switch does for the class.
+  int64_t (*set_next_task)(Kernel& k, Rq& rq, Task* p);
+  // A task of the same class as curr was enqueued: should it preempt curr?
+  bool (*wakeup_preempt)(Kernel& k, Rq& rq, Task* p);
+  int (*select_task_rq)(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
+  void (*task_tick)(Kernel& k, Rq& rq, Task* curr);
+  void (*yield_task)(Kernel& k, Rq& rq);  // sched_yield() of rq->curr
+};
+extern const SchedClass rt_sched_class;
+extern const SchedClass fair_sched_class;
+extern const SchedClass idle_sched_class;
+
+// --- core.cpp (kernel/sched/core.c) -------------------------------------------------------
+void __schedule(Kernel& k, Rq& rq, SchedMode mode);
+void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next);
+Task* pick_next_task(Kernel& k, Rq& rq);
+void activate_task(Kernel& k, Rq& rq, Task* p);
+void deactivate_task(Kernel& k, Rq& rq, Task* p);
+void add_nr_running(Kernel& k, Rq& rq, int count);
+void sub_nr_running(Kernel& k, Rq& rq, int count);
+void set_task_cpu(Kernel& k, Task* p, int cpu);
+bool idle_cpu(const Kernel& k, int cpu);
+inline bool available_idle_cpu(const Kernel& k, int cpu) { return idle_cpu(k, cpu); }
+int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync);
+int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c);
+bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu);
+int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset);
+int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset);
+int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset);
+int64_t resched_curr(Kernel& k, int this_cpu, Rq& target, int64_t offset);
+void sched_tick(Kernel& k, Rq& rq);
+void do_sched_yield(Kernel& k, Rq& rq);
+void do_exit(Kernel& k, Rq& rq, Task* p);
+// IDLE_SPIN (Nicholas Piggin's 2018 RFC): spin instead of switching to idle.
+void start_idle_spin(Kernel& k, Rq& rq, Task* prev);
+void end_idle_spin(Kernel& k, Rq& rq, bool woken);
+
+// --- fair.cpp (kernel/sched/fair.c: EEVDF and wakeup placement) ----------------------------
+int64_t avg_vruntime(const Rq& rq);
+void update_curr(Kernel& k, Rq& rq);
+void place_entity(Rq& rq, Task* p);
+Task* pick_eevdf(Rq& rq);
+int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
+int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost);
+bool wake_wide(const Kernel& k, const Task* waker, const Task* p);
+void record_wakee(Kernel& k, Task* waker, Task* p);
+int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost);
+int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
+                    int64_t& cost);
+int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost);
+void __update_idle_core(Kernel& k, Rq& rq);
+int sched_balance_find_dst_cpu(Kernel& k, const Task* p, int start_cpu);  // find_idlest_cpu()
+
+// --- idle.cpp (kernel/sched/idle.c, drivers/cpuidle/cpuidle.c) -----------------------------
+void do_idle(Kernel& k, Rq& rq);
+void do_idle_loop(Kernel& k, Rq& rq);   // the next turn of do_idle()'s loop
+void do_idle_exit(Kernel& k, Rq& rq);   // need_resched: leave the loop, schedule_idle()
+void cpuidle_idle_call(Kernel& k, Rq& rq);
+void cpuidle_enter_state(Kernel& k, Rq& rq, int state, bool stop_tick);
+void cpuidle_exit_state(Kernel& k, Rq& rq, const Irq* irq);
+void poll_idle_time_limit(Kernel& k, Rq& rq);
+int64_t set_next_task_idle(Kernel& k, Rq& rq, Task* idle);
+int64_t update_idle_cpumask(Kernel& k, Rq& rq, bool idle);  // IDLE_CPUMASK (2020 RFC)
+
+// --- menu.cpp (drivers/cpuidle/governors/menu.c) ------------------------------------------
+int menu_select(Kernel& k, Rq& rq, bool& stop_tick);
+void menu_update(Kernel& k, int cpu, int64_t measured_ns);
+
+// --- smp.cpp (kernel/smp.c and the IPI side of core.c) ------------------------------------
+int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset);
+int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset);
+bool set_nr_if_polling(Kernel& k, int from, Rq& target, int64_t offset);
+void wake_polling_idle(Kernel& k, int from, Rq& target, int64_t offset);
+int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd);
+void __flush_smp_call_function_queue(Kernel& k, Rq& rq);
+void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count);
+void csd_unlock(Kernel& k, Task* waiter, int from_cpu);
+void smp_ipi_handler(Kernel& k, Rq& rq, IpiKind kind);
+
+// --- balance.cpp (kernel/sched/fair.c: load balancing; PELT) --------------------------------
+int sched_balance_newidle(Kernel& k, Rq& rq);  // newidle_balance(); returns tasks pulled
+int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_t& cost);
+void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost);  // rebalance_domains()
+void update_idle_cpu_scan(Kernel& k, int llc);
+void update_rq_util(Kernel& k, Rq& rq);
+void update_avg_idle_on_wakeup(Kernel& k, Rq& rq);
+bool task_hot(const Kernel& k, const Task* p);
+void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost);
+int64_t nohz_csd_func(Kernel& k, int cpu);
+
+// --- tick.cpp (kernel/time/tick-sched.c) ---------------------------------------------------
+void tick_sched_timer_start(Kernel& k, int cpu);
+void tick_nohz_idle_stop_tick(Kernel& k, int cpu);
+void tick_nohz_idle_restart_tick(Kernel& k, int cpu);
+void tick_sched_timer(Kernel& k, int cpu);
+
+// --- topology.cpp (kernel/sched/topology.c) ------------------------------------------------
+void build_sched_domains(Kernel& k);
+
+}  // namespace schedlab::kernel
