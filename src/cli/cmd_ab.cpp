@@ -23,6 +23,7 @@ struct AbArgs {
   std::string format = "text";
   std::string seed = "1";
   std::string json;
+  std::vector<std::string> base_sets, test_sets;
 };
 std::string num(double v) {
   if (std::isnan(v)) return "-";
@@ -42,7 +43,7 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown)
     out += "|---|---:|---:|---:|---:|---:|\n";
   } else {
     out += "Key counters per run (lower is better):\n";
-    out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
+    out += fmt::format("{:<40} {:>14} {:>14} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
                        lb.substr(0, 14), "normalized", "pct imp", "KS p");
   }
   for (const auto& m : ms) {
@@ -58,7 +59,7 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown)
                          num(b.summary.mean), num(b.normalized),
                          std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
     else
-      out += fmt::format("{:<34} {:>14} {:>14} {:>10} {:>9} {:>8}{}\n", name, num(a.summary.mean),
+      out += fmt::format("{:<40} {:>14} {:>14} {:>10} {:>9} {:>8}{}\n", name, num(a.summary.mean),
                          num(b.summary.mean), num(b.normalized),
                          std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
   }
@@ -81,6 +82,9 @@ void register_ab(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--format", a->format, "text, markdown, json or csv")->capture_default_str();
   cmd->add_option("--first-seed", a->seed, "seed of run 1");
+  cmd->add_option("--base-set", a->base_sets,
+                  "KEY=VALUE as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0)");
+  cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
   cmd->add_option("command", a->spec.command, "benchmark command line, after --")->required();
   cmd->callback([a] {
     if (!a->spec.features.empty())
@@ -95,6 +99,15 @@ void register_ab(CLI::App& app) {
       }
     }
     finish_model_options(a->spec, a->idle_disable);
+    for (const auto& [flag, sets] : {std::pair{"--base-set", a->base_sets}, std::pair{"--test-set", a->test_sets}}) {
+      experiment::RunSpec side = a->spec;
+      side.sets.insert(side.sets.end(), sets.begin(), sets.end());
+      try {
+        finish_model_options(side, a->idle_disable);
+      } catch (const std::runtime_error& e) {  // UsageError, machine::ProfileError
+        throw UsageError(fmt::format("{}: {}", flag, e.what()));
+      }
+    }
     try {  // bad input is an error before any run; its warnings are printed once, here
       auto w = workload::parse_workload(a->spec.command, experiment::load_machine(a->spec).topo.nr_cpus());
       for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
@@ -105,6 +118,8 @@ void register_ab(CLI::App& app) {
     s.base = a->spec;
     s.base_features = a->base;
     s.test_features = a->test;
+    s.base_sets = a->base_sets;
+    s.test_sets = a->test_sets;
     s.runs = a->runs;
     s.first_seed = parse_seed(a->seed);
     s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -1,7 +1,10 @@
 // schedlab machines | features | workloads: what exists, one line each.
 #include <fmt/core.h>
 
+#include <memory>
+
 #include "cli/commands.hpp"
+#include "kernel/change.hpp"
 #include "kernel/features.hpp"
 #include "machine/machine.hpp"
 #include "workload/workload.hpp"
@@ -25,9 +28,22 @@ void register_lists(CLI::App& app) {
     }
   });
   auto* f = app.add_subcommand("features", "list the scheduler features and their defaults");
-  f->callback([] {
-    for (const auto& fi : kernel::feature_table())
+  auto verbose = std::make_shared<bool>(false);
+  f->add_flag("--verbose,-v", *verbose,
+              "also each scheduler change's origin, counters and tunables (--set change.NAME.KEY=V)");
+  f->callback([verbose] {
+    for (const auto& fi : kernel::feature_table()) {
       fmt::print("{:<18} {:<3}  {}\n", fi.name, fi.default_on ? "on" : "off", fi.help);
+      if (!*verbose || fi.change < 0) continue;
+      const kernel::ChangeInfo& in = kernel::change_types()[fi.change]->info;
+      fmt::print("{:<24}origin: {}\n", "", in.origin);
+      for (const auto& c : in.counters)
+        fmt::print("{:<24}counter {} ({}){}: {}\n", "", c.name, c.unit, c.key ? ", in ab" : "",
+                   c.help);
+      for (const auto& t : in.tunables)
+        fmt::print("{:<24}tunable change.{}.{} = {} {} [{}, {}]: {}\n", "", in.name, t.key, t.value,
+                   t.unit, t.min, t.max, t.help);
+    }
   });
   auto* w = app.add_subcommand("workloads", "list the benchmarks schedlab models");
   w->callback([] {

@@ -33,13 +33,15 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& id
                   "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");
   cmd->add_option("--idle-disable", idle_disable,
                   "disable idle states by name on every CPU (like cpuidle/stateN/disable)");
-  cmd->add_option("--set", spec.sets, "override a profile parameter: KEY=VALUE (repeatable)");
+  cmd->add_option("--set", spec.sets,
+                  "override a profile parameter or a scheduler change's tunable: KEY=VALUE, "
+                  "change.NAME.KEY=VALUE (repeatable)");
 }
 
 void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable) {
   spec.idle_disable = split_commas(idle_disable);
   try {
-    experiment::parse_features(spec.features);
+    experiment::run_features(spec);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

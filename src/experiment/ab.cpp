@@ -3,59 +3,54 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace schedlab::experiment {
 
-namespace {
-constexpr int kCallFunc = static_cast<int>(trace::IpiKind::CallFunctionSingle);
-constexpr int kResched = static_cast<int>(trace::IpiKind::Reschedule);
-double per_run(double v) { return v; }
-}  // namespace
-
-const std::vector<CounterMetric>& ab_counters() {
-  static const std::vector<CounterMetric> c = {
-      {"context_switches", "count",
-       [](const RunResult& r) { return per_run(r.total.context_switches); }},
-      {"migrations", "count", [](const RunResult& r) { return per_run(r.total.migrations); }},
-      {"ipi_reschedule", "count",
-       [](const RunResult& r) { return per_run(r.total.ipi_sent[kResched]); }},
-      {"ipi_call_function", "count",
-       [](const RunResult& r) { return per_run(r.total.ipi_sent[kCallFunc]); }},
-      {"wake_polling_no_ipi", "count",
-       [](const RunResult& r) { return per_run(r.total.wake_polling_no_ipi); }},
-      {"pick_next_task_from_idle", "count",
-       [](const RunResult& r) { return per_run(r.total.pick_next_task_from_idle); }},
-      {"newidle_balance_ms", "ms",
-       [](const RunResult& r) {
-         return r.total.kernel_ns[static_cast<int>(trace::KernelPath::NewidleBalance)] / 1e6;
-       }},
-      {"sis_scanned_per_call", "cpus",
-       [](const RunResult& r) {
-         return r.total.sis_calls ? static_cast<double>(r.total.sis_scanned) / r.total.sis_calls
-                                  : 0.0;
-       }},
-      {"avg_scan_cost_ns", "ns",
-       [](const RunResult& r) {
-         return r.total.sis_calls ? static_cast<double>(r.total.sis_scan_ns) / r.total.sis_calls
-                                  : 0.0;
-       }},
-      {"idle_entries", "count",
-       [](const RunResult& r) {
-         int64_t s = 0;
-         for (auto u : r.total.idle_usage) s += u;
-         return static_cast<double>(s);
-       }},
-      {"idle_spin_ms", "ms",
-       [](const RunResult& r) {
-         return r.total.kernel_ns[static_cast<int>(trace::KernelPath::Spin)] / 1e6;
-       }},
-      {"kernel_time_pct", "%",
-       [](const RunResult& r) {
-         double t = static_cast<double>(r.simulated_ns) * r.nr_cpus;
-         return t > 0 ? 100.0 * r.total.kernel_total_ns() / t : 0.0;
-       }},
+std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
+  using namespace kernel;
+  std::vector<CounterMetric> out;
+  auto row = [&](std::string name, const char* unit, std::function<double(const CpuCounters&)> f) {
+    out.push_back({std::move(name), unit, [f](const RunResult& r) { return f(r.total); }});
   };
-  return c;
+  auto rows = [&](const char* name, const char* unit, auto member) {
+    using V = std::decay_t<decltype(CpuCounters{}.*member)>;
+    if constexpr (std::is_same_v<V, int64_t>) {
+      row(name, unit, [member](const CpuCounters& c) { return static_cast<double>(c.*member); });
+    } else if constexpr (!std::is_same_v<V, PerIdleState>) {  // (idle states: by machine)
+      for (size_t i = 0; i < V{}.size(); ++i)
+        row(std::string(name) + "." + array_key(V{}, static_cast<int>(i)), unit,
+            [member, i](const CpuCounters& c) { return static_cast<double>((c.*member)[i]); });
+    }
+  };
+#define SCHEDLAB_AB_STORED(name, unit, show, ...) \
+  if ((show) & kAb) rows(#name, unit, &CpuCounters::name);
+#define SCHEDLAB_AB_ARRAY(name, storage, unit, show, ...) \
+  if ((show) & kAb) rows(#name, unit, &CpuCounters::name);
+#define SCHEDLAB_AB_DERIVED(name, unit, show, ...) \
+  if ((show) & kAb)                             \
+    row(#name, unit, [](const CpuCounters& c) { return static_cast<double>(derived::name(c)); });
+  SCHEDLAB_CPU_COUNTERS(SCHEDLAB_AB_STORED, SCHEDLAB_AB_ARRAY, SCHEDLAB_AB_DERIVED)
+#undef SCHEDLAB_AB_STORED
+#undef SCHEDLAB_AB_ARRAY
+#undef SCHEDLAB_AB_DERIVED
+  // The key counters of the changes that are on in either side.
+  const Features fa = parse_features(spec.base_features), fb = parse_features(spec.test_features);
+  for (const ChangeType* t : change_types()) {
+    if (!fa.change_on(t->index) && !fb.change_on(t->index)) continue;
+    for (const auto& cc : t->info.counters) {
+      if (!cc.key) continue;
+      std::string name = cc.name;
+      row(name, cc.unit, [name](const CpuCounters& c) {
+        return static_cast<double>(change_counter(c, name));
+      });
+    }
+  }
+  out.push_back({"kernel_time_pct", "%", [](const RunResult& r) {
+                   double t = static_cast<double>(r.simulated_ns) * r.nr_cpus;
+                   return t > 0 ? 100.0 * derived::kernel_total_ns(r.total) / t : 0.0;
+                 }});
+  return out;
 }
 
 namespace {
@@ -138,7 +133,7 @@ std::vector<report::Metric> ab_metrics(const AbSpec& spec, const AbResult& r) {
     m.sets = {a, b};
     out.push_back(std::move(m));
   }
-  for (const auto& c : ab_counters()) {
+  for (const auto& c : ab_counters(spec)) {
     report::Metric m;
     m.name = c.name;
     m.unit = c.unit;

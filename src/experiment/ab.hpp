@@ -34,12 +34,14 @@ AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progres
 // strings ("base"/"test" when they are empty or equal).
 std::vector<report::Metric> ab_metrics(const AbSpec& spec, const AbResult& r);
 
-// The counters an A/B table shows, with how each is derived from a run.
+// The counters an A/B table shows, with how each is derived from a run: the core's key counters
+// (kAb in SCHEDLAB_CPU_COUNTERS), the key counters of the changes on in either side, and the
+// share of CPU time in the kernel.
 struct CounterMetric {
-  const char* name;
-  const char* unit;
-  double (*get)(const RunResult&);
+  std::string name;
+  std::string unit;
+  std::function<double(const RunResult&)> get;
 };
-const std::vector<CounterMetric>& ab_counters();
+std::vector<CounterMetric> ab_counters(const AbSpec& spec);
 
 }  // namespace schedlab::experiment

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 
 #include "host/probe.hpp"
 #include "trace/writers.hpp"
@@ -33,7 +34,8 @@ machine::Machine load_machine(const RunSpec& spec) {
       throw machine::ProfileError(what + "; or 'host' for this machine's profile (`schedlab host probe`)");
     throw;
   }
-  for (const auto& s : spec.sets) machine::apply_set(m, s);
+  for (const auto& s : spec.sets)
+    if (!kernel::Features::is_change_set(s)) machine::apply_set(m, s);
   if (!spec.idle_disable.empty()) machine::disable_idle_states(m, spec.idle_disable);
   return m;
 }
@@ -46,8 +48,15 @@ kernel::Features parse_features(const std::string& list) {
 
 RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec); }
 
-RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
+kernel::Features run_features(const RunSpec& spec) {
   kernel::Features f = parse_features(spec.features);
+  for (const auto& s : spec.sets)
+    if (kernel::Features::is_change_set(s)) f.apply_set(s);
+  return f;
+}
+
+RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
+  kernel::Features f = run_features(spec);
   auto w = workload::parse_workload(spec.command, m.topo.nr_cpus());
   std::unique_ptr<trace::TraceSink> file_sink;
   std::unique_ptr<trace::TeeSink> tee;
@@ -95,58 +104,40 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   return r;
 }
 
+namespace {
+// One counter's --json value: a number, or an object for an array counter.
+nlohmann::ordered_json json_value(int64_t v, const std::vector<std::string>&) { return v; }
+nlohmann::ordered_json json_value(double v, const std::vector<std::string>&) { return v; }
+template <size_t N>
+nlohmann::ordered_json json_value(const std::array<int64_t, N>& a, const std::vector<std::string>&) {
+  nlohmann::ordered_json o;
+  for (size_t i = 0; i < N; ++i) o[kernel::array_key(a, static_cast<int>(i))] = a[i];
+  return o;
+}
+nlohmann::ordered_json json_value(const kernel::PerIdleState& a,
+                                  const std::vector<std::string>& idle_names) {
+  nlohmann::ordered_json o;
+  for (size_t i = 0; i < a.size() && i < idle_names.size(); ++i) o[idle_names[i]] = a[i];
+  return o;
+}
+}  // namespace
+
 nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
                                      const std::vector<std::string>& idle_names) {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["busy_ns"] = c.busy_ns;
-  ordered_json k;
-  for (int i = 0; i < kernel::kNumKernelPaths; ++i)
-    k[trace::kernel_path_name(static_cast<trace::KernelPath>(i))] = c.kernel_ns[i];
-  j["kernel_ns"] = k;
-  j["kernel_total_ns"] = c.kernel_total_ns();
-  ordered_json idle, usage;
-  for (size_t i = 0; i < c.idle_ns.size() && i < idle_names.size(); ++i) {
-    idle[idle_names[i]] = c.idle_ns[i];
-    usage[idle_names[i]] = c.idle_usage[i];
-  }
-  j["idle_ns"] = idle;
-  j["idle_total_ns"] = c.idle_total_ns();
-  j["idle_usage"] = usage;
-  j["context_switches"] = c.context_switches;
-  j["mm_switches"] = c.mm_switches;
-  j["schedule_calls"] = c.schedule_calls;
-  j["schedule_idle_calls"] = c.schedule_idle_calls;
-  j["pick_next_task_calls"] = c.pick_next_task_calls;
-  j["pick_next_task_from_idle"] = c.pick_next_task_from_idle;
-  j["sm_idle_fastpath"] = c.sm_idle_fastpath;
-  j["ttwu_local"] = c.ttwu_local;
-  j["ttwu_remote"] = c.ttwu_remote;
-  j["ttwu_wakelist"] = c.ttwu_wakelist;
-  j["ipi_sent"] = {{"reschedule", c.ipi_sent[0]}, {"call_function_single", c.ipi_sent[1]}};
-  j["ipi_received"] = {{"reschedule", c.ipi_received[0]},
-                       {"call_function_single", c.ipi_received[1]}};
-  j["wake_polling_no_ipi"] = c.wake_polling_no_ipi;
-  j["select_idle_cpu_calls"] = c.sis_calls;
-  j["select_idle_cpu_scanned"] = c.sis_scanned;
-  j["select_idle_cpu_found"] = c.sis_found;
-  j["select_idle_cpu_scan_ns"] = c.sis_scan_ns;
-  j["avg_scan_cost_ns"] = c.sis_calls ? static_cast<double>(c.sis_scan_ns) / c.sis_calls : 0.0;
-  j["idle_cpumask_stale"] = c.idle_cpumask_stale;
-  j["newidle_balance_calls"] = c.newidle_calls;
-  j["newidle_balance_skipped"] = c.newidle_skipped;
-  j["newidle_balance_ns"] = c.kernel_ns[static_cast<int>(trace::KernelPath::NewidleBalance)];
-  j["newidle_balance_pulled"] = c.newidle_pulled;
-  j["load_balance_calls"] = c.lb_calls;
-  j["load_balance_pulled"] = c.lb_pulled;
-  j["migrations"] = c.migrations;
-  j["call_functions_run"] = c.csd_run;
-  j["ticks"] = c.ticks;
-  j["idle_spin"] = c.idle_spin;
-  j["idle_spin_hit"] = c.idle_spin_hit;
-  j["idle_spin_ns"] = c.kernel_ns[static_cast<int>(trace::KernelPath::Spin)];
-  j["idle_spin_hidden_ns"] = c.idle_spin_hidden_ns;
-  j["wasted_idle_ns"] = c.wasted_idle_ns;
+  using namespace kernel;
+  nlohmann::ordered_json j;
+#define SCHEDLAB_JSON_STORED(name, unit, show, ...) \
+  if ((show) & kJson) j[#name] = json_value(c.name, idle_names);
+#define SCHEDLAB_JSON_ARRAY(name, storage, unit, show, ...) \
+  if ((show) & kJson) j[#name] = json_value(c.name, idle_names);
+#define SCHEDLAB_JSON_DERIVED(name, unit, show, ...) \
+  if ((show) & kJson) j[#name] = json_value(derived::name(c), idle_names);
+  SCHEDLAB_CPU_COUNTERS(SCHEDLAB_JSON_STORED, SCHEDLAB_JSON_ARRAY, SCHEDLAB_JSON_DERIVED)
+#undef SCHEDLAB_JSON_STORED
+#undef SCHEDLAB_JSON_ARRAY
+#undef SCHEDLAB_JSON_DERIVED
+  for (const ChangeType* t : change_types())
+    for (const auto& cc : t->info.counters) j[cc.name] = change_counter(c, cc.name);
   return j;
 }
 
@@ -179,6 +170,7 @@ nlohmann::ordered_json to_json(const RunResult& r) {
 }
 
 std::string summary(const RunResult& r) {
+  using namespace kernel;
   const auto& c = r.total;
   double total = static_cast<double>(r.simulated_ns) * r.nr_cpus;
   auto pct = [&](int64_t v) { return total > 0 ? 100.0 * v / total : 0.0; };
@@ -186,12 +178,29 @@ std::string summary(const RunResult& r) {
       "schedlab: machine={} cpus={} features={} seed={} simulated={:.6f}s events={}\n",
       r.machine, r.nr_cpus, r.features.empty() ? "default" : r.features, r.seed,
       r.simulated_ns * 1e-9, r.events);
-  s += fmt::format(
-      "schedlab: busy={:.1f}% kernel={:.1f}% idle={:.1f}% ctxsw={} migrations={} "
-      "ipi_resched={} ipi_callfunc={} polling_wakes={} sis_scanned={} newidle={}/{}\n",
-      pct(c.busy_ns), pct(c.kernel_total_ns()), pct(c.idle_total_ns()), c.context_switches,
-      c.migrations, c.ipi_sent[0], c.ipi_sent[1], c.wake_polling_no_ipi, c.sis_scanned,
-      c.newidle_calls, c.newidle_pulled);
+  s += fmt::format("schedlab: busy={:.1f}% kernel={:.1f}% idle={:.1f}%", pct(c.busy_ns),
+                   pct(derived::kernel_total_ns(c)), pct(derived::idle_total_ns(c)));
+  auto item = [&s](const std::string& name, auto v) { s += fmt::format(" {}={}", name, v); };
+  auto items = [&](const char* name, const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, int64_t>) {
+      item(name, v);
+    } else if constexpr (!std::is_same_v<V, PerIdleState>) {  // (idle states: by machine)
+      for (size_t i = 0; i < v.size(); ++i)
+        item(std::string(name) + "." + array_key(v, static_cast<int>(i)), v[i]);
+    }
+  };
+#define SCHEDLAB_SUMMARY_STORED(name, unit, show, ...) \
+  if ((show) & kSummary) items(#name, c.name);
+#define SCHEDLAB_SUMMARY_ARRAY(name, storage, unit, show, ...) \
+  if ((show) & kSummary) items(#name, c.name);
+#define SCHEDLAB_SUMMARY_DERIVED(name, unit, show, ...) \
+  if ((show) & kSummary) item(#name, derived::name(c));
+  SCHEDLAB_CPU_COUNTERS(SCHEDLAB_SUMMARY_STORED, SCHEDLAB_SUMMARY_ARRAY, SCHEDLAB_SUMMARY_DERIVED)
+#undef SCHEDLAB_SUMMARY_STORED
+#undef SCHEDLAB_SUMMARY_ARRAY
+#undef SCHEDLAB_SUMMARY_DERIVED
+  s += "\n";
   return s;
 }
 

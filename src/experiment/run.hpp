@@ -48,6 +48,9 @@ std::string resolve_machine(const std::string& name);
 machine::Machine load_machine(const RunSpec& spec);
 // Parses features; throws std::invalid_argument.
 kernel::Features parse_features(const std::string& list);
+// The run's features: spec.features plus the change tunables among spec.sets
+// (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws std::invalid_argument.
+kernel::Features run_features(const RunSpec& spec);
 // Runs one simulation. Throws workload::WorkloadError / machine::ProfileError on bad input and
 // std::runtime_error if the benchmark did not complete within its time limit.
 RunResult run_one(const RunSpec& spec);

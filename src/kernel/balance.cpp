@@ -94,22 +94,27 @@ int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_
 // otherwise balance level by level while avg_idle covers the cost spent so far plus the next
 // level's cost. Its work is one step of the CPU's chain.
 int sched_balance_newidle(Kernel& k, Rq& rq) {
-  rq.c.newidle_calls++;
+  rq.c.newidle_balance_calls++;
   if (rq.ttwu_pending || rq.sd.empty()) {
-    rq.c.newidle_skipped++;
+    rq.c.newidle_balance_skipped++;
     return 0;
   }
   rq.idle_stamp = k.now();
   rq.idle_stamp_valid = true;
-  if (!k.rd.overload || rq.avg_idle < rq.sd.front().max_newidle_lb_cost) {
-    rq.c.newidle_skipped++;
+  bool balance = k.rd.overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
+  for (Change* c : k.hooks(Hook::newidle_balance)) c->on_newidle_balance(rq, balance);
+  if (!balance) {
+    rq.c.newidle_balance_skipped++;
     return 0;
   }
   int64_t base = k.cost(k.m.costs.newidle_balance_base_ns);
   int64_t curr_cost = 0;
   int n = 0;
   for (auto& sd : rq.sd) {
-    if (rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) break;
+    bool go = rq.avg_idle >= curr_cost + sd.max_newidle_lb_cost;
+    for (Change* c : k.hooks(Hook::newidle_balance_domain))
+      c->on_newidle_balance_domain(rq, sd, curr_cost, go);
+    if (!go) break;
     int64_t domain_cost = 0;
     n = sched_balance_rq(k, rq, sd, true, domain_cost);
     domain_cost = k.cost(domain_cost);
@@ -122,7 +127,7 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
   }
   rq.max_idle_balance_cost = std::max(rq.max_idle_balance_cost, curr_cost);
   if (n > 0) {
-    rq.c.newidle_pulled += n;
+    rq.c.newidle_balance_pulled += n;
     rq.idle_stamp_valid = false;
   }
   k.cpus[rq.cpu].push_step(KernelPath::NewidleBalance, base + curr_cost);
@@ -167,9 +172,9 @@ void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost) {
     int64_t interval_ms = sd.balance_interval_ms * (idle ? 1 : kBusyFactor);
     Time due = sd.last_balance + Time::ms(interval_ms);
     if (k.now() >= due) {
-      rq.c.lb_calls++;
+      rq.c.load_balance_calls++;
       int n = sched_balance_rq(k, rq, sd, false, cost);
-      rq.c.lb_pulled += n;
+      rq.c.load_balance_pulled += n;
       if (n > 0)
         sd.balance_interval_ms = sd.min_interval_ms;
       else

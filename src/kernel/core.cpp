@@ -1,5 +1,5 @@
 // kernel/sched/core.c: __schedule(), pick_next_task(), try_to_wake_up(), resched_curr(),
-// sched_tick(), task exit; and the IDLE_SPIN RFC's spin in __schedule().
+// sched_tick(), task exit.
 #include <algorithm>
 #include <stdexcept>
 
@@ -30,11 +30,7 @@ void activate_task(Kernel& k, Rq& rq, Task* p) {
   p->on_rq = true;
   p->runnable_since = k.now();
   add_nr_running(k, rq, 1);
-  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
-  if (spin.task && spin.task->is_rt() && !p->is_rt() && !spin.hidden) {
-    spin.hidden = true;
-    spin.hidden_since = k.now();
-  }
+  for (Change* c : k.hooks(Hook::activate_task)) c->on_activate_task(rq, p);
 }
 
 // p is rq->curr (blocking) and not in the queues.
@@ -60,12 +56,11 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
 
 // --- __schedule() ------------------------------------------------------------------------
 
-// Models __schedule(mode). SM_IDLE (from schedule_idle()) with SM_IDLE on and nothing runnable
-// takes the fast path: no pick_next_task(), no newidle balance, straight back to idle. Left out:
+// Models __schedule(mode): prev leaves the runqueue if it blocks, pick_next_task(), the context
+// switch. A change may take the CPU over before prev is dequeued (Hook::schedule). Left out:
 // RCU, PSI, core scheduling, sched_ext, delayed dequeue.
 void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   Cpu& cpu = k.cpus[rq.cpu];
-  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
   Task* prev = rq.curr;
   const bool from_idle = mode == SchedMode::SM_IDLE;
   const KernelPath path = from_idle ? KernelPath::ScheduleIdle : KernelPath::Schedule;
@@ -76,27 +71,13 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   int64_t c = k.cost(k.m.costs.schedule_ns);
   update_curr(k, rq);
 
-  if (from_idle && k.f.on(Feature::SM_IDLE) && rq.nr_running == 0) {
-    rq.need_resched = false;
-    rq.c.sm_idle_fastpath++;
-    cpu.push_step(path, c);
-    cpu.run_steps(Resume::DoIdle);
-    return;
-  }
+  for (Change* ch : k.hooks(Hook::schedule))
+    if (ch->on_schedule(rq, mode, prev, path, c)) return;
 
   if (mode == SchedMode::SM_NONE && prev != rq.idle && prev->state != TaskState::Running) {
-    if (prev->state == TaskState::Interruptible && k.f.on(Feature::IDLE_SPIN) &&
-        !spin.no_spin_once && rq.nr_running == 1) {
-      cpu.push_step(path, c);
-      cpu.switch_prev = prev;
-      cpu.run_steps(Resume::StartIdleSpin);
-      return;
-    }
-    spin.no_spin_once = false;
     c += k.cost(k.m.costs.dequeue_ns);
     deactivate_task(k, rq, prev);
   }
-  spin.no_spin_once = false;
 
   rq.c.pick_next_task_calls++;
   if (prev == rq.idle) rq.c.pick_next_task_from_idle++;
@@ -175,15 +156,15 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
 
 // --- sched_tick() --------------------------------------------------------------------------
 
-// sched_tick(): the class's task_tick (slice accounting), then the balance softirq and the nohz
-// kick; IDLE_CPUMASK clears a busy CPU's bit here.
+// sched_tick(): the class's task_tick (slice accounting), changes' tick work (Hook::sched_tick),
+// then the balance softirq and the nohz kick.
 void sched_tick(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.c.ticks++;
   int64_t c = k.cost(k.m.costs.tick_ns);
   int64_t lb = 0;
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
-  if (k.f.on(Feature::IDLE_CPUMASK) && !idle_cpu(k, rq.cpu)) c += update_idle_cpumask(k, rq, false);
+  for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq);
   update_rq_util(k, rq);
   if (k.now() >= rq.next_balance) sched_balance_domains(k, rq, lb);
   nohz_balancer_kick(k, rq, lb);
@@ -200,52 +181,6 @@ void do_sched_yield(Kernel& k, Rq& rq) {
   rq.curr->sched_class->yield_task(k, rq);
   __schedule(k, rq, SchedMode::SM_NONE);
   rq.yield_to_tail = false;
-}
-
-// --- IDLE_SPIN ----------------------------------------------------------------------------
-
-// The 2018 RFC: prev blocks and is alone on the rq, so instead of dequeuing it and switching to
-// idle, spin (CPU busy, counted) until it is woken, someone sets need_resched, or the bound.
-void start_idle_spin(Kernel& k, Rq& rq, Task* prev) {
-  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
-  if (rq.nr_running > 1) {  // another task arrived during the schedule step: not alone any more
-    spin.no_spin_once = true;
-    __schedule(k, rq, SchedMode::SM_NONE);
-    return;
-  }
-  Cpu& cpu = k.cpus[rq.cpu];
-  spin.task = prev;
-  spin.start = k.now();
-  rq.c.idle_spin++;
-  k.ev.schedule(cpu.spin_timeout, k.now() + Time::ns(k.m.tunables.idle_spin_max_ns));
-  // return_to_task() ends the spin at once if prev was woken while we were getting here.
-  cpu.return_to_task();
-}
-
-void end_idle_spin(Kernel& k, Rq& rq, bool woken) {
-  IdleSpinCpu& spin = k.idle_spin[rq.cpu];
-  Cpu& cpu = k.cpus[rq.cpu];
-  Task* p = spin.task;
-  if (!p) return;
-  if (cpu.mode() == Mode::Kernel) {  // in an interrupt: return_to_task() ends the spin after it
-    spin.end_requested = true;
-    return;
-  }
-  spin.end_requested = false;
-  k.ev.deschedule(cpu.spin_timeout);
-  spin.task = nullptr;
-  if (spin.hidden) {
-    rq.c.idle_spin_hidden_ns += (k.now() - spin.hidden_since).count();
-    spin.hidden = false;
-  }
-  if (p->state == TaskState::Running) {
-    rq.c.idle_spin_hit++;
-    cpu.account(0);
-    cpu.return_to_task();
-    return;
-  }
-  spin.no_spin_once = true;
-  __schedule(k, rq, SchedMode::SM_NONE);
 }
 
 // --- exit ---------------------------------------------------------------------------------
@@ -280,29 +215,29 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
   return c;
 }
 
-// ttwu_runnable(): still queued (an IDLE_SPIN spinner): just mark it running; the spinning CPU
-// notices one line transfer later. `c` is the waker's cost so far; returns the new total.
+// ttwu_runnable(): still queued (a change kept it on its runqueue while it blocked): just mark
+// it running (one line transfer). `c` is the waker's cost so far; returns the new total.
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
   p->state = TaskState::Running;
   c += k.remote_read(this_cpu, p->cpu);
-  if (k.idle_spin[p->cpu].task == p) {
-    int cpu = p->cpu;
-    int64_t notice = c + k.remote_read(this_cpu, cpu);
-    k.ev.schedule(k.deferred(DeferredEvent::SpinWakeNotice, cpu, p,
-                             k.idle_spin[cpu].start.count()),
-                  k.now() + Time::ns(notice));
-  }
+  for (Change* ch : k.hooks(Hook::ttwu_runnable)) ch->on_ttwu_runnable(this_cpu, p, c);
   if (k.sink) k.sink->sched_wakeup(k.now(), p->cpu, k.info(p), p->cpu);
   return c;
 }
 
 // ttwu_queue_cond(): use the wake list when the target does not share our LLC, or shares it and
 // has nothing running (since v6.0).
-bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
+static bool ttwu_queue_cond_core(const Kernel& k, int this_cpu, int cpu) {
   if (!k.f.on(Feature::TTWU_QUEUE)) return false;
   if (cpu == this_cpu) return false;
   if (!k.topo.share_llc(cpu, this_cpu)) return true;
   return k.rqs[cpu].nr_running == 0;
+}
+bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
+  bool wakelist = ttwu_queue_cond_core(k, this_cpu, cpu);
+  for (Change* ch : k.hooks(Hook::ttwu_queue_cond))
+    ch->on_ttwu_queue_cond(this_cpu, cpu, wakelist);
+  return wakelist;
 }
 
 int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
@@ -331,15 +266,15 @@ int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offse
 }
 
 // wakeup_preempt(): a higher class preempts a lower one (idle is always preempted); within a
-// class the class decides (EEVDF: the wakee is now the pick). IDLE_SPIN spins only while prev
-// is alone: a task of the same or a higher class ends the spin (prev then blocks for real); a
-// fair task does not disturb a spinning RT task (the reviewers' concern): it waits for the spin
-// to end, counted in idle_spin_hidden_ns.
+// class the class decides (EEVDF: the wakee is now the pick). A change may decide instead
+// (Hook::wakeup_preempt).
 int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset) {
   Task* curr = rq.curr;
   bool preempt = false;
-  if (Task* spinner = k.idle_spin[rq.cpu].task) {
-    preempt = !(spinner->is_rt() && !p->is_rt());
+  bool decided = false;
+  for (Change* ch : k.hooks(Hook::wakeup_preempt))
+    if ((decided = ch->on_wakeup_preempt(rq, p, preempt))) break;
+  if (decided) {
   } else if (p->sched_class == curr->sched_class) {
     preempt = p->sched_class->wakeup_preempt(k, rq, p);
   } else {
@@ -357,6 +292,9 @@ int64_t resched_curr(Kernel& k, int this_cpu, Rq& t, int64_t offset) {
     t.need_resched = true;
     return 0;
   }
+  int64_t cost = 0;
+  for (Change* ch : k.hooks(Hook::resched_curr))
+    if (ch->on_resched_curr(this_cpu, t, offset, cost)) return cost;
   if (t.polling) {
     wake_polling_idle(k, this_cpu, t, offset);
     return k.remote_read(this_cpu, t.cpu);

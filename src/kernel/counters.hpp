@@ -1,4 +1,9 @@
 // What a run counts, per CPU; totals are sums over CPUs.
+//
+// Every counter is defined once, in SCHEDLAB_CPU_COUNTERS below, and that one list is expanded
+// into the CpuCounters fields, their summing, the --json keys, the `schedlab ab` key-counter
+// table and the text summary line; the name is the same in all of them. A scheduler change's
+// own counters are declared by the change (change.hpp) and kept in CpuCounters::change.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -12,48 +17,104 @@ namespace schedlab::kernel {
 inline constexpr int kNumKernelPaths = static_cast<int>(trace::KernelPath::Syscall) + 1;
 inline constexpr int kNumIpiKinds = 2;
 
-struct CpuCounters {
-  // Time: busy (task context) + kernel paths + idle states = simulated time.
-  int64_t busy_ns = 0;
-  std::array<int64_t, kNumKernelPaths> kernel_ns{};
-  std::vector<int64_t> idle_ns;          // per cpuidle state, plus a last slot for
-                                         // default_idle (all states disabled / idle=poll)
-  std::vector<int64_t> idle_usage;       // entries per state (cpuidle stateN/usage)
+// Storage of the array counters: one value per kernel path (trace::kernel_path_name()), per
+// IPI kind (kIpiKindKeys), per cpuidle state (the machine's state names plus a last slot for
+// default_idle: all states disabled, or idle=poll).
+using PerPath = std::array<int64_t, kNumKernelPaths>;
+using PerIpi = std::array<int64_t, kNumIpiKinds>;
+using PerIdleState = std::vector<int64_t>;
+inline constexpr const char* kIpiKindKeys[kNumIpiKinds] = {"reschedule", "call_function_single"};
 
-  int64_t context_switches = 0;          // rq->nr_switches
-  int64_t mm_switches = 0;               // switch_mm() to another address space
-  int64_t schedule_calls = 0;            // __schedule() from schedule()/preemption
-  int64_t schedule_idle_calls = 0;       // __schedule() from schedule_idle()
-  int64_t pick_next_task_calls = 0;
-  int64_t pick_next_task_from_idle = 0;  // pick_next_task() with prev == idle
-  int64_t sm_idle_fastpath = 0;          // SM_IDLE returns straight to idle
-  int64_t ttwu_local = 0;                // wakeups this CPU did onto itself
-  int64_t ttwu_remote = 0;               // ... onto another CPU
-  int64_t ttwu_wakelist = 0;             // ... queued on the target's wake list
-  std::array<int64_t, kNumIpiKinds> ipi_sent{};
-  std::array<int64_t, kNumIpiKinds> ipi_received{};
-  int64_t wake_polling_no_ipi = 0;       // polling idle CPUs kicked by a flag store (sender)
-  int64_t sis_calls = 0;                 // select_idle_cpu() calls
-  int64_t sis_scanned = 0;               // CPUs visited by select_idle_cpu()
-  int64_t sis_scan_ns = 0;               // time spent scanning
-  int64_t sis_found = 0;                 // scans that returned an idle CPU
-  int64_t idle_cpumask_stale = 0;        // IDLE_CPUMASK: visited a set bit of a busy CPU
-  int64_t newidle_calls = 0;
-  int64_t newidle_skipped = 0;           // gated out (avg_idle < cost, not overloaded, ...)
-  int64_t newidle_pulled = 0;            // tasks pulled
-  int64_t lb_calls = 0;                  // periodic load_balance() at one level
-  int64_t lb_pulled = 0;
-  int64_t migrations = 0;                // set_task_cpu() moving a task to this CPU
-  int64_t csd_run = 0;                   // call-functions executed
-  int64_t ticks = 0;
-  int64_t idle_spin = 0;                 // IDLE_SPIN spins started
-  int64_t idle_spin_hit = 0;             // ... ended by the task's own wakeup (no switch)
-  int64_t idle_spin_hidden_ns = 0;       // time a queued fair task waited behind a spinning RT task
-  int64_t wasted_idle_ns = 0;            // idle while a runnable task waited in the same LLC
+// Where a counter is shown besides being summed: in --json (kJson), as a row of the `ab`
+// key-counter table (kAb), on the text summary line (kSummary).
+enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
+
+// The counters, in --json order:
+//   COUNTER(name, unit, show, meaning)           an int64 per CPU
+//   ARRAY(name, storage, unit, show, meaning)    one int64 per path / IPI kind / idle state
+//                                                (ab and the summary show one row per element,
+//                                                named name.element)
+//   DERIVED(name, unit, show, meaning, expr)     computed from the counters `c`, not stored
+#define SCHEDLAB_CPU_COUNTERS(COUNTER, ARRAY, DERIVED)                                            \
+  COUNTER(busy_ns, "ns", kJson, "time in task context")                                          \
+  ARRAY(kernel_ns, PerPath, "ns", kJson, "time in each kernel path")                             \
+  DERIVED(kernel_total_ns, "ns", kJson, "time in kernel paths", sum_of(c.kernel_ns))             \
+  ARRAY(idle_ns, PerIdleState, "ns", kJson, "time in each cpuidle state")                        \
+  DERIVED(idle_total_ns, "ns", kJson, "time in idle states", sum_of(c.idle_ns))                  \
+  ARRAY(idle_usage, PerIdleState, "count", kJson, "entries per cpuidle state (stateN/usage)")    \
+  DERIVED(idle_usage_total, "count", kAb, "idle state entries", sum_of(c.idle_usage))            \
+  COUNTER(context_switches, "count", kJson | kAb | kSummary, "rq->nr_switches")                  \
+  COUNTER(mm_switches, "count", kJson, "switch_mm() to another address space")                   \
+  COUNTER(schedule_calls, "count", kJson, "__schedule() from schedule() or preemption")          \
+  COUNTER(schedule_idle_calls, "count", kJson, "__schedule() from schedule_idle()")              \
+  COUNTER(pick_next_task_calls, "count", kJson, "pick_next_task() calls")                        \
+  COUNTER(pick_next_task_from_idle, "count", kJson | kAb, "pick_next_task() with prev == idle")  \
+  COUNTER(ttwu_local, "count", kJson, "wakeups this CPU did onto itself")                        \
+  COUNTER(ttwu_remote, "count", kJson, "wakeups this CPU did onto another CPU")                  \
+  COUNTER(ttwu_wakelist, "count", kJson, "... queued on the target's wake list")                 \
+  ARRAY(ipi_sent, PerIpi, "count", kJson | kAb | kSummary, "IPIs sent, by kind")                 \
+  ARRAY(ipi_received, PerIpi, "count", kJson, "IPIs handled, by kind")                           \
+  COUNTER(wake_polling_no_ipi, "count", kJson | kAb | kSummary,                                  \
+          "polling idle CPUs woken by a flag store instead of an IPI (sender)")                  \
+  COUNTER(select_idle_cpu_calls, "count", kJson, "select_idle_cpu() calls")                      \
+  COUNTER(select_idle_cpu_scanned, "cpus", kJson | kSummary, "CPUs select_idle_cpu() visited")   \
+  DERIVED(select_idle_cpu_scanned_per_call, "cpus", kAb, "CPUs visited per select_idle_cpu()",   \
+          ratio(c.select_idle_cpu_scanned, c.select_idle_cpu_calls))                             \
+  COUNTER(select_idle_cpu_found, "count", kJson, "select_idle_cpu() scans that found an idle CPU") \
+  COUNTER(select_idle_cpu_scan_ns, "ns", kJson, "time select_idle_cpu() spent scanning")         \
+  DERIVED(avg_scan_cost_ns, "ns", kJson | kAb, "scan time per select_idle_cpu()",                \
+          ratio(c.select_idle_cpu_scan_ns, c.select_idle_cpu_calls))                             \
+  COUNTER(newidle_balance_calls, "count", kJson | kSummary, "sched_balance_newidle() calls")      \
+  COUNTER(newidle_balance_skipped, "count", kJson,                                               \
+          "... gated out (a wakeup pending, no overload, avg_idle below the cost)")              \
+  DERIVED(newidle_balance_ns, "ns", kJson | kAb, "time in newidle balance",                      \
+          c.kernel_ns[static_cast<int>(trace::KernelPath::NewidleBalance)])                      \
+  COUNTER(newidle_balance_pulled, "count", kJson | kSummary, "tasks newidle balance pulled")     \
+  COUNTER(load_balance_calls, "count", kJson, "periodic sched_balance_rq() at one level")        \
+  COUNTER(load_balance_pulled, "count", kJson, "tasks periodic balancing pulled")                \
+  COUNTER(migrations, "count", kJson | kAb | kSummary, "set_task_cpu() moving a task here")      \
+  COUNTER(call_functions_run, "count", kJson, "call-functions executed")                         \
+  COUNTER(ticks, "count", kJson, "sched_tick() calls")                                           \
+  COUNTER(wasted_idle_ns, "ns", kJson,                                                           \
+          "idle while a runnable task waited in the same LLC (--check)")
+
+struct CpuCounters {
+#define SCHEDLAB_DECLARE_COUNTER(name, unit, show, meaning) int64_t name = 0;
+#define SCHEDLAB_DECLARE_ARRAY(name, storage, unit, show, meaning) storage name{};
+#define SCHEDLAB_DECLARE_DERIVED(name, unit, show, meaning, expr)
+  SCHEDLAB_CPU_COUNTERS(SCHEDLAB_DECLARE_COUNTER, SCHEDLAB_DECLARE_ARRAY, SCHEDLAB_DECLARE_DERIVED)
+#undef SCHEDLAB_DECLARE_COUNTER
+#undef SCHEDLAB_DECLARE_ARRAY
+#undef SCHEDLAB_DECLARE_DERIVED
+
+  // The scheduler changes' own counters (change.hpp), in the order of change_types(); sized
+  // when the Kernel is built.
+  std::vector<int64_t> change;
 
   void add(const CpuCounters& o);
-  int64_t kernel_total_ns() const;
-  int64_t idle_total_ns() const;
 };
+
+// The derived counters, as functions of the counters: derived::kernel_total_ns(c), ...
+namespace derived {
+template <class A>
+int64_t sum_of(const A& a) {
+  int64_t s = 0;
+  for (auto v : a) s += v;
+  return s;
+}
+inline double ratio(int64_t a, int64_t b) { return b ? static_cast<double>(a) / b : 0.0; }
+#define SCHEDLAB_DEFINE_DERIVED(name, unit, show, meaning, expr) \
+  inline auto name(const CpuCounters& c) { return expr; }
+#define SCHEDLAB_IGNORE(...)
+SCHEDLAB_CPU_COUNTERS(SCHEDLAB_IGNORE, SCHEDLAB_IGNORE, SCHEDLAB_DEFINE_DERIVED)
+#undef SCHEDLAB_DEFINE_DERIVED
+#undef SCHEDLAB_IGNORE
+}  // namespace derived
+
+// The element names of an array counter.
+inline const char* array_key(const PerPath&, int i) {
+  return trace::kernel_path_name(static_cast<trace::KernelPath>(i));
+}
+inline const char* array_key(const PerIpi&, int i) { return kIpiKindKeys[i]; }
 
 }  // namespace schedlab::kernel

@@ -21,7 +21,6 @@ void CpuEvent::process() {
     case PollingWake:
       if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rqs[cpu], nullptr);
       return;
-    case SpinTimeout: end_idle_spin(*k, k->rqs[cpu], false); return;
   }
 }
 
@@ -41,7 +40,6 @@ void Cpu::init(Kernel& k, int cpu) {
   set(tick, CpuEvent::Tick);
   set(poll_limit, CpuEvent::PollLimit);
   set(polling_wake, CpuEvent::PollingWake);
-  set(spin_timeout, CpuEvent::SpinTimeout);
   bucket_ = k.bucket_for_path(KernelPath::IdleEntry);
 }
 
@@ -159,7 +157,7 @@ void Cpu::resume(Resume r) {
     case Resume::IrqsThenScheduleIdle: process_pending_irqs(Resume::ScheduleIdle); return;
     case Resume::ScheduleIdle: __schedule(k, rq, SchedMode::SM_IDLE); return;
     case Resume::FinishTaskSwitch: finish_task_switch(k, rq, switch_prev, switch_next); return;
-    case Resume::StartIdleSpin: start_idle_spin(k, rq, switch_prev); return;
+    case Resume::Change: resume_change->resume(rq, resume_point); return;
   }
 }
 
@@ -206,17 +204,8 @@ void Cpu::return_to_task() {
     process_pending_irqs(Resume::ReturnToTask);
     return;
   }
-  IdleSpinCpu& spin = k.idle_spin[cpu_];
-  if (spin.task) {
-    if (rq.need_resched || spin.end_requested || spin.task->state == TaskState::Running) {
-      set_mode(Mode::Spin);
-      end_idle_spin(k, rq, spin.task->state == TaskState::Running);
-      return;
-    }
-    set_mode(Mode::Spin);
-    account(k.bucket_for_path(KernelPath::Spin));
-    return;
-  }
+  for (Change* c : k.hooks(Hook::return_to_task))
+    if (c->on_return_to_task(rq)) return;
   Task* p = rq.curr;
   if (rq.need_resched) {
     __schedule(k, rq, SchedMode::SM_PREEMPT);

@@ -1,12 +1,12 @@
 // The CPU execution engine: how a modeled CPU executes. A CPU is always in one mode: running a
-// task's compute segment, running a chain of kernel steps with interrupts off, busy-waiting
-// (IDLE_SPIN) or sitting in an idle state. Interrupts split a task segment (the remainder
-// resumes after the handler) and wait while a kernel chain runs. Every CPU's time is in exactly
+// task's compute segment, running a chain of kernel steps with interrupts off, busy-waiting in
+// the kernel with interrupts on (a change's spin) or sitting in an idle state. Interrupts split
+// a task segment (the remainder resumes after the handler) and wait while a kernel chain runs. Every CPU's time is in exactly
 // one accounting bucket (busy, one kernel path, one idle state).
 //
 // A chain ends in a named resume point (Resume), dispatched in one place (Cpu::resume()); a
 // step's own effect at its end is a StepDone. The CPU's recurring events (step end, segment
-// end, tick, POLL limit, polling wakeup, IDLE_SPIN bound) are objects it owns, re-armed in
+// end, tick, POLL limit, polling wakeup) are objects it owns, re-armed in
 // place; one-shot events that can overlap (IPIs in flight, hrtimer expiries, csd unlocks) come
 // from a pool. Nothing here allocates per event once the vectors have grown.
 #pragma once
@@ -18,7 +18,11 @@
 
 namespace schedlab::kernel {
 
+class Change;
+
 // What a CPU is doing right now.
+// Spin: busy in the kernel with interrupts on, outside any task segment or chain (a change
+// that busy-waits, e.g. IDLE_SPIN; accounted to KernelPath::Spin).
 enum class Mode : uint8_t { Task, Kernel, Idle, Spin };
 
 struct Irq {
@@ -43,7 +47,7 @@ enum class Resume : uint8_t {
   IrqsThenScheduleIdle,  // pending IRQs, then schedule_idle()
   ScheduleIdle,        // schedule_idle()
   FinishTaskSwitch,    // after __schedule()'s steps
-  StartIdleSpin,       // IDLE_SPIN: spin instead of switching to idle
+  Change,              // a scheduler change's continuation: resume_change->resume(point)
 };
 
 // What a step does when it ends.
@@ -64,10 +68,10 @@ struct KernelStep {
   Task* task = nullptr;               // CsdUnlock: the waiter
 };
 
-// An event a CPU (or its tick, cpuidle device, IDLE_SPIN state) owns.
+// An event a CPU (or its tick, cpuidle device) owns.
 class Cpu;
 struct CpuEvent final : sim::Event {
-  enum Kind : uint8_t { StepEnd, SegmentEnd, Tick, PollLimit, PollingWake, SpinTimeout };
+  enum Kind : uint8_t { StepEnd, SegmentEnd, Tick, PollLimit, PollingWake };
   Kernel* k = nullptr;
   Cpu* owner = nullptr;
   int cpu = 0;
@@ -139,12 +143,13 @@ class Cpu {
   int enter_state = 0;
   bool enter_stop_tick = false;
   Irq wake_irq;
+  Change* resume_change = nullptr;  // Resume::Change
+  uint8_t resume_point = 0;
 
   // Recurring events owned by the CPU.
   CpuEvent tick;
   CpuEvent poll_limit;
   CpuEvent polling_wake;
-  CpuEvent spin_timeout;
 };
 
 }  // namespace schedlab::kernel

@@ -96,9 +96,10 @@ void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
 
 void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
 
-Task* pick_task_fair(Kernel&, Rq& rq) {
+Task* pick_task_fair(Kernel& k, Rq& rq) {
   if (rq.cfs.empty()) return nullptr;
   Task* next = pick_eevdf(rq);
+  for (Change* c : k.hooks(Hook::pick_task_fair)) c->on_pick_task_fair(rq, next);
   rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
   return next;
 }
@@ -174,6 +175,8 @@ bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
   cost += k.remote_read(this_cpu, prev_cpu);
   int target = -1;
+  for (Change* c : k.hooks(Hook::wake_affine))
+    if (c->on_wake_affine(this_cpu, prev_cpu, sync, p, target, cost)) return target;
   if (k.f.on(Feature::WA_IDLE)) {
     bool share = k.topo.share_llc(this_cpu, prev_cpu);
     if (available_idle_cpu(k, this_cpu) && share)
@@ -225,6 +228,8 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
 // LLC scan. Left out: asymmetric capacity, clusters, the per-CPU kthread shortcut.
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
   const CpuTopology& topo = k.topo;
+  for (Change* c : k.hooks(Hook::select_idle_sibling))
+    if (c->on_select_idle_sibling(this_cpu, p, prev, target, cost)) return target;
   cost += k.remote_read(this_cpu, target);
   if (available_idle_cpu(k, target) && p->allowed_on(target)) return target;
   bool prev_share = topo.share_llc(prev, target);
@@ -250,6 +255,8 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
     }
   }
   int i = select_idle_cpu(k, this_cpu, p, target, has_idle_core, cost);
+  for (Change* c : k.hooks(Hook::select_idle_cpu_done))
+    c->on_select_idle_cpu_done(this_cpu, p, target, i, cost);
   if (i >= 0) return i;
   return target;
 }
@@ -266,14 +273,15 @@ int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost)
 namespace {
 // select_idle_core(): is every SMT sibling of `cpu` idle? The first idle sibling p may run on
 // is remembered as a fallback (*idle_cpu); once one is known the scan of a busy core stops.
-bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, bool use_mask, int& idle_cpu,
+bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
                       int64_t& scan_cost) {
   bool all_idle = true;
   for (int s : k.topo.smt_mask(cpu)) {
     scan_cost += k.remote_read(this_rq.cpu, s);
-    this_rq.c.sis_scanned++;
+    this_rq.c.select_idle_cpu_scanned++;
     bool idle = available_idle_cpu(k, s);
-    if (use_mask && k.idle_mask[s] && !idle) this_rq.c.idle_cpumask_stale++;
+    for (Change* c : k.hooks(Hook::select_idle_cpu_visit))
+      c->on_select_idle_cpu_visit(this_rq, s, idle);
     if (!idle) {
       all_idle = false;
       if (idle_cpu >= 0) break;  // a fallback is known: no need to look further
@@ -287,14 +295,14 @@ bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, bool use_mask, i
 
 // select_idle_cpu(): scan the LLC from target+1, wrapping. SIS_UTIL bounds the per-CPU scan to
 // nr_idle_scan (none at all when the LLC is overloaded); SIS_PROP bounds it by avg_idle over
-// avg_scan_cost; IDLE_CPUMASK restricts the candidates to the LLC's idle mask (bits set on idle
-// entry, cleared lazily at the busy tick) and still verifies each with available_idle_cpu().
+// avg_scan_cost. Changes may narrow the candidates (Hook::select_idle_cpu_candidate; each is
+// still verified with available_idle_cpu()) and see every CPU visited.
 int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
                     int64_t& cost) {
   const CpuTopology& topo = k.topo;
   SchedDomainShared& sds = k.llcs[topo.llc_of(target)];
   Rq& this_rq = k.rqs[this_cpu];
-  this_rq.c.sis_calls++;
+  this_rq.c.select_idle_cpu_calls++;
   int nr = INT32_MAX;
   if (k.f.on(Feature::SIS_PROP) && !has_idle_core) {
     // Age this CPU's idle estimate by the jiffies since its last wakeup.
@@ -319,7 +327,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   int start = static_cast<int>(std::upper_bound(sds.cpus.begin(), sds.cpus.end(), target) -
                                sds.cpus.begin());
   if (start == llc_n) start = 0;
-  const bool use_mask = k.f.on(Feature::IDLE_CPUMASK);
+  const std::vector<Change*>& candidate_hooks = k.hooks(Hook::select_idle_cpu_candidate);
+  const std::vector<Change*>& visit_hooks = k.hooks(Hook::select_idle_cpu_visit);
   int64_t scan_cost = 0;
   int found = -1;
   bool cut_off = false;  // the depth limit ended the scan (the kernel returns -1 at once)
@@ -331,26 +340,26 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   for (int i = 0; i < llc_n && found < 0; ++i) {
     int cpu = sds.cpus[(start + i) % llc_n];
     if (!p->allowed_on(cpu)) continue;
-    if (use_mask && !k.idle_mask[cpu]) continue;
+    if (!candidate_hooks.empty() &&
+        !std::all_of(candidate_hooks.begin(), candidate_hooks.end(),
+                     [&](Change* c) { return c->on_select_idle_cpu_candidate(this_rq, cpu); }))
+      continue;
     if (has_idle_core) {
       // select_idle_core(): a whole idle core; not limited by nr.
       int core = topo.core_of(cpu);
       if (k.core_seen[core] == k.core_seen_gen) continue;
       k.core_seen[core] = k.core_seen_gen;
-      if (select_idle_core(k, this_rq, p, cpu, use_mask, idle_fallback, scan_cost)) found = cpu;
+      if (select_idle_core(k, this_rq, p, cpu, idle_fallback, scan_cost)) found = cpu;
     } else {
       if (--nr <= 0) {
         cut_off = true;
         break;
       }
       scan_cost += k.remote_read(this_cpu, cpu);
-      this_rq.c.sis_scanned++;
+      this_rq.c.select_idle_cpu_scanned++;
       bool idle = available_idle_cpu(k, cpu);
-      if (idle) {
-        found = cpu;
-      } else if (use_mask) {
-        this_rq.c.idle_cpumask_stale++;
-      }
+      for (Change* c : visit_hooks) c->on_select_idle_cpu_visit(this_rq, cpu, idle);
+      if (idle) found = cpu;
     }
   }
   if (has_idle_core && found < 0) {
@@ -363,8 +372,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / 8;
     this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, scan_cost);
   }
-  this_rq.c.sis_scan_ns += scan_cost;
-  if (found >= 0) this_rq.c.sis_found++;
+  this_rq.c.select_idle_cpu_scan_ns += scan_cost;
+  if (found >= 0) this_rq.c.select_idle_cpu_found++;
   cost += scan_cost;
   return found;
 }

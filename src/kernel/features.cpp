@@ -1,45 +1,41 @@
 #include "kernel/features.hpp"
 
+#include <charconv>
 #include <sstream>
 #include <stdexcept>
 
+#include "kernel/change.hpp"
+
 namespace schedlab::kernel {
 
-const std::vector<FeatureInfo>& feature_table() {
-  static const std::vector<FeatureInfo> t = {
-      {Feature::TTWU_QUEUE, "TTWU_QUEUE", true,
-       "remote wakeups go through the target's wake list (call_single_queue)"},
-      {Feature::SIS_UTIL, "SIS_UTIL", true,
-       "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0)"},
-      {Feature::SIS_PROP, "SIS_PROP", false,
-       "select_idle_cpu() scan depth from avg_idle / avg_scan_cost (before v6.7)"},
-      {Feature::WA_IDLE, "WA_IDLE", true, "wake_affine() prefers an idle waker or previous CPU"},
-      {Feature::WA_WEIGHT, "WA_WEIGHT", true, "wake_affine() compares the two CPUs' load"},
-      {Feature::WA_BIAS, "WA_BIAS", true, "wake_affine() biases the load comparison to prev"},
-      {Feature::WAKEUP_PREEMPTION, "WAKEUP_PREEMPTION", true,
-       "a woken task may preempt the current one (EEVDF pick)"},
-      {Feature::NEWIDLE_BALANCE, "NEWIDLE_BALANCE", true,
-       "pull work when a CPU is about to go idle (newidle_balance)"},
-      {Feature::SM_IDLE, "SM_IDLE", false,
-       "schedule_idle() with nothing to run skips pick_next_task() and returns to idle "
-       "(3dcac251b066, v6.12)"},
-      {Feature::IDLE_CPUMASK, "IDLE_CPUMASK", false,
-       "select_idle_cpu() scans a per-LLC mask of idle CPUs, set on idle entry, cleared at "
-       "the busy tick (2020 RFC)"},
-      {Feature::IDLE_SPIN, "IDLE_SPIN", false,
-       "busy wait up to tunables.idle_spin_max_ns before switching to idle when the blocking "
-       "task is alone (2018 RFC)"},
+std::vector<FeatureInfo> feature_table() {
+  std::vector<FeatureInfo> t = {
+#define SCHEDLAB_FEATURE_ROW(name, on, meaning) {#name, on, meaning, -1},
+      SCHEDLAB_FEATURES(SCHEDLAB_FEATURE_ROW)
+#undef SCHEDLAB_FEATURE_ROW
   };
+  for (const ChangeType* c : change_types())
+    t.push_back({c->info.name, c->info.default_on, c->info.help, c->index});
   return t;
 }
 
 Features::Features() {
-  for (const auto& f : feature_table()) set(f.id, f.default_on);
+#define SCHEDLAB_FEATURE_DEFAULT(name, on, meaning) set(Feature::name, on);
+  SCHEDLAB_FEATURES(SCHEDLAB_FEATURE_DEFAULT)
+#undef SCHEDLAB_FEATURE_DEFAULT
+  const auto& types = change_types();
+  changes_.resize(types.size());
+  tunables_.resize(types.size());
+  for (const ChangeType* c : types) {
+    changes_[c->index] = c->info.default_on;
+    for (const auto& tu : c->info.tunables) tunables_[c->index].push_back(tu.value);
+  }
 }
 
 void Features::apply(const std::string& list) {
   std::stringstream ss(list);
   std::string item;
+  const std::vector<FeatureInfo> table = feature_table();
   while (std::getline(ss, item, ',')) {
     while (!item.empty() && item.front() == ' ') item.erase(item.begin());
     while (!item.empty() && item.back() == ' ') item.pop_back();
@@ -51,11 +47,13 @@ void Features::apply(const std::string& list) {
       name = name.substr(3);
     }
     bool found = false;
-    for (const auto& f : feature_table()) {
-      if (name == f.name) {
-        set(f.id, value);
-        found = true;
-      }
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (name != table[i].name) continue;
+      if (table[i].change < 0)
+        set(static_cast<Feature>(i), value);
+      else
+        set_change(table[i].change, value);
+      found = true;
     }
     if (!found)
       throw std::invalid_argument("--features: unknown feature '" + item +
@@ -65,12 +63,54 @@ void Features::apply(const std::string& list) {
 
 std::string Features::describe() const {
   std::string out;
-  for (const auto& f : feature_table()) {
-    if (on(f.id) == f.default_on) continue;
+  const std::vector<FeatureInfo> table = feature_table();
+  for (size_t i = 0; i < table.size(); ++i) {
+    const FeatureInfo& f = table[i];
+    bool v = f.change < 0 ? on(static_cast<Feature>(i)) : change_on(f.change);
+    if (v == f.default_on) continue;
     if (!out.empty()) out += ",";
-    out += on(f.id) ? f.name : std::string("NO_") + f.name;
+    out += v ? f.name : std::string("NO_") + f.name;
   }
   return out;
+}
+
+bool Features::is_change_set(const std::string& assignment) {
+  return assignment.rfind("change.", 0) == 0;
+}
+
+void Features::apply_set(const std::string& assignment) {
+  auto fail = [&](const std::string& what) {
+    throw std::invalid_argument("--set " + assignment + ": " + what);
+  };
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos) fail("expected change.NAME.KEY=VALUE");
+  std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  while (!value.empty() && value.front() == ' ') value.erase(value.begin());
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  std::string rest = key.substr(std::string("change.").size());
+  auto dot = rest.find('.');
+  if (dot == std::string::npos) fail("expected change.NAME.KEY=VALUE");
+  std::string name = rest.substr(0, dot), tkey = rest.substr(dot + 1);
+  const ChangeType* c = find_change(name);
+  if (!c) fail("unknown scheduler change '" + name + "' (see `schedlab features`)");
+  const auto& tus = c->info.tunables;
+  for (size_t i = 0; i < tus.size(); ++i) {
+    if (tkey != tus[i].key) continue;
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size())
+      fail("'" + value + "' is not an integer");
+    if (v < tus[i].min || v > tus[i].max)
+      fail(std::to_string(v) + " is outside [" + std::to_string(tus[i].min) + ", " +
+           std::to_string(tus[i].max) + "] " + tus[i].unit);
+    tunables_[c->index][i] = v;
+    return;
+  }
+  std::string keys;
+  for (const auto& tu : tus) keys += (keys.empty() ? "" : ", ") + std::string(tu.key);
+  fail("unknown tunable '" + tkey + "' of " + name +
+       (keys.empty() ? " (it has none)" : " (tunables: " + keys + ")"));
 }
 
 }  // namespace schedlab::kernel

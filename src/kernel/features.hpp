@@ -1,49 +1,72 @@
-// Scheduler features, named as in /sys/kernel/debug/sched/features, with the kernel's defaults.
-// `--features SM_IDLE,NO_SIS_UTIL` turns SM_IDLE on and SIS_UTIL off.
+// Scheduler features, named as in /sys/kernel/debug/sched/features, with the kernel's defaults,
+// and the scheduler changes (change.hpp), which are features too. `--features SM_IDLE,NO_SIS_UTIL`
+// turns SM_IDLE on and SIS_UTIL off. A Features value also carries the changes' tunables
+// (`--set change.IDLE_SPIN.max_ns=500000`).
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace schedlab::kernel {
 
+// The features of the modeled mainline kernel, defined once: FEATURE(name, default, meaning).
+// (Scheduler changes that are not part of the core model register themselves instead.)
+#define SCHEDLAB_FEATURES(FEATURE)                                                               \
+  FEATURE(TTWU_QUEUE, true,                                                                      \
+          "remote wakeups go through the target's wake list (call_single_queue)")                \
+  FEATURE(SIS_UTIL, true,                                                                        \
+          "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0)")             \
+  FEATURE(SIS_PROP, false,                                                                       \
+          "select_idle_cpu() scan depth from avg_idle / avg_scan_cost (before v6.7)")            \
+  FEATURE(WA_IDLE, true, "wake_affine() prefers an idle waker or previous CPU")                  \
+  FEATURE(WA_WEIGHT, true, "wake_affine() compares the two CPUs' load")                          \
+  FEATURE(WA_BIAS, true, "wake_affine() biases the load comparison to prev")                     \
+  FEATURE(WAKEUP_PREEMPTION, true, "a woken task may preempt the current one (EEVDF pick)")      \
+  FEATURE(NEWIDLE_BALANCE, true, "pull work when a CPU is about to go idle (newidle_balance)")
+
 enum class Feature : int {
-  TTWU_QUEUE,         // queue remote wakeups on the target's wake list (core.c ttwu_queue)
-  SIS_UTIL,           // bound select_idle_cpu() scan depth by LLC utilisation (v6.0)
-  SIS_PROP,           // older bound by avg_idle / avg_scan_cost (removed in v6.7)
-  WA_IDLE,            // wake_affine_idle()
-  WA_WEIGHT,          // wake_affine_weight()
-  WA_BIAS,            // imbalance bias in wake_affine_weight()
-  WAKEUP_PREEMPTION,  // a woken task may preempt the running one
-  NEWIDLE_BALANCE,    // balance when a CPU is about to go idle
-  SM_IDLE,            // idle re-entry fast path in __schedule() (3dcac251b066, v6.12)
-  IDLE_CPUMASK,       // per-LLC idle cpumask for wakeup (Aubrey Li's 2020 RFC, not merged)
-  IDLE_SPIN,          // busy wait before going idle (Nicholas Piggin's 2018 RFC, not merged)
+#define SCHEDLAB_FEATURE_ENUM(name, on, meaning) name,
+  SCHEDLAB_FEATURES(SCHEDLAB_FEATURE_ENUM)
+#undef SCHEDLAB_FEATURE_ENUM
   COUNT
 };
 
+// One row of `schedlab features`: a core feature or a registered change.
 struct FeatureInfo {
-  Feature id;
   const char* name;
   bool default_on;
   const char* help;
+  int change = -1;  // index in change_types(), or -1 for a core feature
 };
-
-const std::vector<FeatureInfo>& feature_table();
+// Core features in SCHEDLAB_FEATURES order, then the changes by name.
+std::vector<FeatureInfo> feature_table();
 
 class Features {
  public:
-  Features();  // kernel defaults
+  Features();  // kernel defaults, every change at its default and its tunables' defaults
   bool on(Feature f) const { return bits_[static_cast<int>(f)]; }
   void set(Feature f, bool v) { bits_[static_cast<int>(f)] = v; }
+  bool change_on(int change) const { return changes_[change]; }
+  void set_change(int change, bool v) { changes_[change] = v; }
   // Applies a comma-separated list: NAME turns on, NO_NAME turns off; "" changes nothing.
-  // Throws std::invalid_argument("unknown feature 'X' (see `schedlab features`)").
+  // Throws std::invalid_argument("--features: unknown feature 'X' (see `schedlab features`)").
   void apply(const std::string& list);
   // The features that differ from the defaults, as a --features string ("" if none).
   std::string describe() const;
 
+  // A change's tunable, by the change's index and the tunable's index in its ChangeInfo.
+  int64_t tunable(int change, int i) const { return tunables_[change][i]; }
+  // `--set change.NAME.KEY=VALUE` (the part after `--set `); throws std::invalid_argument with
+  // one line naming the flag.
+  void apply_set(const std::string& assignment);
+  // Is this a --set assignment for a change tunable (it starts with "change.")?
+  static bool is_change_set(const std::string& assignment);
+
  private:
   std::array<bool, static_cast<int>(Feature::COUNT)> bits_{};
+  std::vector<bool> changes_;
+  std::vector<std::vector<int64_t>> tunables_;
 };
 
 }  // namespace schedlab::kernel

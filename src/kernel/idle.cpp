@@ -1,6 +1,6 @@
 // kernel/sched/idle.c and drivers/cpuidle/cpuidle.c: the idle class, do_idle() with
 // TIF_POLLING_NRFLAG, cpuidle_idle_call() (governor, NOHZ tick stop, state entry and exit), the
-// POLL state's time limit; IDLE_CPUMASK's mask updates on idle entry.
+// POLL state's time limit.
 #include <algorithm>
 
 #include "kernel/kernel.hpp"
@@ -46,18 +46,6 @@ const SchedClass idle_sched_class = {
     yield_task_idle,
 };
 
-// --- IDLE_CPUMASK ---------------------------------------------------------------------------
-
-// Writes this CPU's bit in its LLC's idle mask if it changed. The mask is one shared line per
-// LLC, so a write costs a line transfer within the LLC (the reviewers' concern).
-int64_t update_idle_cpumask(Kernel& k, Rq& rq, bool idle) {
-  IdleCpumaskCpu& s = k.idle_cpumask[rq.cpu];
-  if (s.last_idle_state == idle) return 0;
-  s.last_idle_state = idle;
-  k.idle_mask[rq.cpu] = idle;
-  return k.remote_read(Distance::Llc);
-}
-
 // --- do_idle() ------------------------------------------------------------------------------
 
 // do_idle(): set TIF_POLLING_NRFLAG, then loop choosing and entering idle states until
@@ -81,10 +69,8 @@ void do_idle(Kernel& k, Rq& rq) {
     do_idle_exit(k, rq);
     return;
   }
-  // IDLE_CPUMASK: the RFC sets the bit on a pass through do_idle()'s loop, i.e. only when
-  // there is really nothing to run.
-  if (k.f.on(Feature::IDLE_CPUMASK))
-    k.idle_cpumask[rq.cpu].entry_extra_ns += update_idle_cpumask(k, rq, true);
+  // Nothing to run: changes' idle entry work is charged to the idle entry step.
+  for (Change* c : k.hooks(Hook::do_idle)) k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq);
   cpuidle_idle_call(k, rq);
 }
 
@@ -107,6 +93,8 @@ void do_idle_loop(Kernel& k, Rq& rq) {
 void do_idle_exit(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.polling = false;
+  for (Change* c : k.hooks(Hook::do_idle_exit))
+    if (int64_t ns = c->on_do_idle_exit(rq); ns > 0) cpu.push_step(KernelPath::IdleExit, ns);
   if (k.tick_sched[rq.cpu].tick_stopped) {
     cpu.push_step(KernelPath::IdleExit, k.cost(k.m.costs.nohz_restart_tick_ns));
     tick_nohz_idle_restart_tick(k, rq.cpu);
@@ -133,10 +121,11 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
       stop = true;
     }
   }
-  IdleCpumaskCpu& mask = k.idle_cpumask[rq.cpu];
+  for (Change* ch : k.hooks(Hook::cpuidle_select)) ch->on_cpuidle_select(rq, state, stop);
+  CpuidleDevice& dev = k.cpuidle[rq.cpu];
   int64_t c = k.m.tunables.idle_poll ? 0 : k.cost(k.m.costs.cpuidle_select_ns);
-  c += mask.entry_extra_ns;
-  mask.entry_extra_ns = 0;
+  c += dev.entry_extra_ns;
+  dev.entry_extra_ns = 0;
   if (stop && !k.tick_sched[rq.cpu].tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
   cpu.enter_state = state;
@@ -203,7 +192,9 @@ void cpuidle_exit_state(Kernel& k, Rq& rq, const Irq* irq) {
   int64_t exit = state < nst ? k.m.idle_states[state].wake_cost_ns : 0;
   dev.state = -1;
   rq.polling = true;  // exit_idle: __current_set_polling()
-  cpu.push_step(KernelPath::IdleExit, k.cost(exit));
+  int64_t exit_ns = k.cost(exit);
+  for (Change* c : k.hooks(Hook::cpuidle_exit)) exit_ns += c->on_cpuidle_exit(rq, state, irq);
+  cpu.push_step(KernelPath::IdleExit, exit_ns);
   if (irq) {
     cpu.wake_irq = *irq;
     cpu.run_steps(Resume::IdleWakeIrq);

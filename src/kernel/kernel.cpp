@@ -22,10 +22,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   cpuidle.resize(n);
   menu.resize(n);
   tick_sched.resize(n);
-  idle_spin.resize(n);
-  idle_cpumask.resize(n);
   core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
-  idle_mask.assign(n, 1);  // the RFC starts from the span
   nohz_tick_stopped.assign((n + 63) / 64, 0);
   nr_assigned.assign(n, 0);
   core_seen.assign(topo.nr_cores(), 0);
@@ -47,6 +44,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     tasks_.push_back(std::move(idle));
     rq.c.idle_ns.assign(nstates, 0);
     rq.c.idle_usage.assign(nstates, 0);
+    rq.c.change.assign(nr_change_counters(), 0);
     rq.avg_idle = 2 * m.tunables.migration_cost_ns;
     rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
     rq.llc = topo.llc_of(cpu);
@@ -60,6 +58,15 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
   }
   build_sched_domains(*this);
+  // The changes that are on, one instance each for this run; their hooks in name order.
+  change_by_index_.assign(change_types().size(), nullptr);
+  for (const ChangeType* t : change_types()) {
+    if (!f.change_on(t->index)) continue;
+    changes_.push_back(t->make(*this, *t));
+    change_by_index_[t->index] = changes_.back().get();
+    for (int h = 0; h < kNumHooks; ++h)
+      if (t->uses(static_cast<Hook>(h))) hooks_[h].push_back(changes_.back().get());
+  }
   if (sink) sink->begin(m);
   if (opts.check) {
     checker_ = std::make_unique<Checker>(*this);
@@ -143,7 +150,8 @@ void Kernel::run(Time limit) {
     c.account(c.bucket());
     if (checker_) {
       const auto& cc = rqs[cpu].c;
-      if (cc.busy_ns + cc.kernel_total_ns() + cc.idle_total_ns() != end_time_.count())
+      int64_t total = cc.busy_ns + derived::kernel_total_ns(cc) + derived::idle_total_ns(cc);
+      if (total != end_time_.count())
         checker_->fail(cpu, nullptr, "time not conserved: busy + kernel + idle != simulated time");
     }
   }
@@ -176,6 +184,8 @@ void DeferredEvent::process() {
   Task* const p = task;
   const int64_t a = arg;
   const IpiKind kind_of_ipi = ipi;
+  Change* const ch = change;
+  const uint8_t ch_kind = change_kind;
   kern.recycle(*this);
   switch (what) {
     case IpiArrival:
@@ -198,14 +208,9 @@ void DeferredEvent::process() {
       }
       return;
     }
-    case SpinWakeNotice: {
-      // The spinning CPU notices its task was woken (a stale notice of an earlier spin is
-      // ignored).
-      const IdleSpinCpu& spin = kern.idle_spin[c];
-      if (spin.task == p && spin.start.count() == a && kern.cpus[c].mode() == Mode::Spin)
-        end_idle_spin(kern, kern.rqs[c], true);
+    case ChangeCall:
+      ch->deferred(c, p, a, ch_kind);
       return;
-    }
   }
 }
 

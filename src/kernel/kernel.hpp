@@ -1,7 +1,7 @@
 // The simulated system: the machine, its CPUs (execution engines, cpu.hpp), the scheduler's
-// state (runqueues, sched domains, LLC-shared state; sched.hpp), cpuidle, the tick, the RFC
-// mechanisms' own state, the event queue and the seeded random streams. Policy functions
-// (sched.hpp) reach this state as kernel code reaches its globals and per-CPU variables.
+// state (runqueues, sched domains, LLC-shared state; sched.hpp), cpuidle, the tick, the
+// scheduler changes that are on (change.hpp), the event queue and the seeded random streams.
+// Policy functions (sched.hpp) reach this state as kernel code reaches its globals and per-CPU variables.
 // Workloads see none of it: they get the Api (api.hpp).
 #pragma once
 #include <memory>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel/api.hpp"
+#include "kernel/change.hpp"
 #include "kernel/counters.hpp"
 #include "kernel/cpu.hpp"
 #include "kernel/features.hpp"
@@ -40,6 +41,7 @@ struct CpuidleDevice {
   int state = -1;               // cpuidle state index while in Mode::Idle
   Time entered;                 // when the state was entered
   bool poll_time_limit = false; // POLL hit its time limit in this idle period
+  int64_t entry_extra_ns = 0;   // work do_idle() owes to the next idle entry step
 };
 struct MenuDevice {
   static constexpr int kIntervals = 8;  // menu.c INTERVALS
@@ -52,29 +54,17 @@ struct TickSched {
   bool tick_stopped = false;
 };
 
-// Per-CPU state of the RFC mechanisms.
-struct IdleSpinCpu {           // IDLE_SPIN
-  Task* task = nullptr;        // the task we are spinning for
-  Time start;
-  bool end_requested = false;  // ended while in an interrupt: end it on return
-  bool no_spin_once = false;   // the spin just ended: block for real this time
-  bool hidden = false;         // a fair task waits behind a spinning RT task ...
-  Time hidden_since;           // ... since
-};
-struct IdleCpumaskCpu {        // IDLE_CPUMASK
-  bool last_idle_state = true; // last value written to the LLC's mask
-  int64_t entry_extra_ns = 0;  // mask write owed by do_idle() to the next idle entry step
-};
-
-// A pooled one-shot event: IPI delivery, hrtimer expiry, csd unlock, IDLE_SPIN wake notice.
+// A pooled one-shot event: IPI delivery, hrtimer expiry, csd unlock, a change's own (defer()).
 struct DeferredEvent final : sim::Event {
-  enum Kind : uint8_t { IpiArrival, HrtimerExpiry, CsdUnlocked, SpinWakeNotice };
+  enum Kind : uint8_t { IpiArrival, HrtimerExpiry, CsdUnlocked, ChangeCall };
   Kernel* k = nullptr;
   Kind kind = IpiArrival;
   IpiKind ipi = IpiKind::Reschedule;
+  uint8_t change_kind = 0;  // ChangeCall: the change's kind
   int cpu = 0;
   Task* task = nullptr;
-  int64_t arg = 0;  // HrtimerExpiry: expiry (ns); SpinWakeNotice: the spin's start (ns)
+  int64_t arg = 0;  // HrtimerExpiry: expiry (ns); ChangeCall: the change's
+  Change* change = nullptr;  // ChangeCall
   void process() override;
 };
 
@@ -109,6 +99,10 @@ class Kernel {
   const Rq& rq(int cpu) const { return rqs[cpu]; }
   Rq& rq(int cpu) { return rqs[cpu]; }
   const std::vector<std::unique_ptr<Task>>& tasks() const { return tasks_; }
+  // The changes that are on and override hook h, in name order.
+  const std::vector<Change*>& hooks(Hook h) const { return hooks_[static_cast<int>(h)]; }
+  // The instance of a change in this run (null if it is off).
+  Change* change(const ChangeType& t) const { return change_by_index_[t.index]; }
   CpuCounters total() const;
   const SchedDomainShared& llc_shared(int llc) const { return llcs[llc]; }
   int nr_running(int cpu) const { return rqs[cpu].nr_running; }
@@ -148,10 +142,7 @@ class Kernel {
   std::vector<CpuidleDevice> cpuidle;
   std::vector<MenuDevice> menu;
   std::vector<TickSched> tick_sched;
-  std::vector<IdleSpinCpu> idle_spin;
-  std::vector<IdleCpumaskCpu> idle_cpumask;
   std::vector<int> core_busy;   // threads of each core not in an idle state (SMT co-run speed)
-  std::vector<char> idle_mask;  // IDLE_CPUMASK: the LLCs' idle masks, indexed by CPU id
   Time nohz_next_balance;
   std::vector<uint64_t> nohz_tick_stopped;  // bitmap of CPUs whose tick is stopped
   std::vector<int> nr_assigned;             // live user tasks whose task_cpu() is this CPU
@@ -167,6 +158,9 @@ class Kernel {
   const std::vector<bool>* intern_cpumask(const std::vector<int>& cpus);
 
   Api api_{*this};
+  std::vector<std::unique_ptr<Change>> changes_;
+  std::vector<Change*> change_by_index_;
+  std::array<std::vector<Change*>, kNumHooks> hooks_;
   std::unique_ptr<Checker> checker_;
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<std::vector<bool>>> cpumasks_;

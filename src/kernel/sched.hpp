@@ -153,9 +153,6 @@ int64_t resched_curr(Kernel& k, int this_cpu, Rq& target, int64_t offset);
 void sched_tick(Kernel& k, Rq& rq);
 void do_sched_yield(Kernel& k, Rq& rq);
 void do_exit(Kernel& k, Rq& rq, Task* p);
-// IDLE_SPIN (Nicholas Piggin's 2018 RFC): spin instead of switching to idle.
-void start_idle_spin(Kernel& k, Rq& rq, Task* prev);
-void end_idle_spin(Kernel& k, Rq& rq, bool woken);
 
 // --- fair.cpp (kernel/sched/fair.c: EEVDF and wakeup placement) ----------------------------
 int64_t avg_vruntime(const Rq& rq);
@@ -182,7 +179,6 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state, bool stop_tick);
 void cpuidle_exit_state(Kernel& k, Rq& rq, const Irq* irq);
 void poll_idle_time_limit(Kernel& k, Rq& rq);
 int64_t set_next_task_idle(Kernel& k, Rq& rq, Task* idle);
-int64_t update_idle_cpumask(Kernel& k, Rq& rq, bool idle);  // IDLE_CPUMASK (2020 RFC)
 
 // --- menu.cpp (drivers/cpuidle/governors/menu.c) ------------------------------------------
 int menu_select(Kernel& k, Rq& rq, bool& stop_tick);

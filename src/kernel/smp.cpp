@@ -39,6 +39,9 @@ bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
 // send_call_function_single_ipi(): since b2a02fc43a1f a polling idle target gets need_resched
 // instead of an IPI and flushes its queue when it leaves the idle loop.
 int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset) {
+  int64_t cost = 0;
+  for (Change* c : k.hooks(Hook::send_call_function_single_ipi))
+    if (c->on_send_call_function_single_ipi(from, to, offset, cost)) return cost;
   if (set_nr_if_polling(k, from, k.rqs[to], offset)) return k.remote_read(from, to);
   return send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset);
 }
@@ -59,7 +62,7 @@ int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd) {
     // Runs locally with IRQs off.
     int64_t c = k.cost(k.m.costs.csd_func_ns) + k.cost(csd.handler_ns);
     c += csd_func(k, csd, src.cpu);
-    src.c.csd_run++;
+    src.c.call_functions_run++;
     if (csd.waiter) csd.waiter->waiting_csd = false;
     return c;
   }
@@ -89,7 +92,7 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq) {
   for (const Csd& csd : csds) {
     int64_t c = k.cost(k.m.costs.csd_func_ns) + k.cost(csd.handler_ns);
     c += csd_func(k, csd, rq.cpu);
-    rq.c.csd_run++;
+    rq.c.call_functions_run++;
     KernelStep s{KernelPath::CallFunction, c};
     if (csd.waiter) {
       s.done = StepDone::CsdUnlock;

@@ -104,7 +104,6 @@ struct Tunables {
   int64_t base_slice_ns = 3000000;           // sysctl_sched_base_slice (scaled)
   int64_t migration_cost_ns = 500000;        // sysctl_sched_migration_cost
   int64_t nr_migrate = 32;                   // sysctl_sched_nr_migrate
-  int64_t idle_spin_max_ns = 1000000;        // IDLE_SPIN bound (the 2018 RFC: ~1 ms)
   int64_t pipe_capacity_bytes = 65536;       // pipe buffer (16 pages)
   int64_t unix_capacity_msgs = 500;          // AF_UNIX send buffer, in small messages
   bool idle_poll = false;                    // idle=poll boot option

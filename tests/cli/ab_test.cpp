@@ -19,6 +19,9 @@ TEST(CliAb, ResultsDoNotDependOnJobs) {
   EXPECT_NE(a.out.find("verdict: "), std::string::npos);
   EXPECT_NE(a.out.find("KS p"), std::string::npos);
   EXPECT_NE(a.out.find("context_switches"), std::string::npos);
+  // The key counters of the change that is on (SM_IDLE), not those of the others.
+  EXPECT_NE(a.out.find("\nsm_idle_fastpath (count) "), std::string::npos) << a.out;
+  EXPECT_EQ(a.out.find("idle_spin_ns"), std::string::npos);
 }
 
 TEST(CliAb, IdleSpinImprovesPipeSignificantly) {
@@ -28,6 +31,23 @@ TEST(CliAb, IdleSpinImprovesPipeSignificantly) {
   // The CSV has one row per metric and set; the test side of usecs_per_op has a positive pct imp.
   EXPECT_NE(r.out.find("usecs_per_op"), std::string::npos);
   EXPECT_NE(r.out.find("IDLE_SPIN"), std::string::npos);
+}
+
+TEST(CliAb, PerSideTunables) {
+  // The same feature on both sides, the spin bound on one: a zero bound spins for nothing.
+  auto r = run_schedlab(
+      "ab --machine tiny-4 --base IDLE_SPIN --test IDLE_SPIN --test-set change.IDLE_SPIN.max_ns=0 "
+      "--runs 3 -- perf bench sched pipe -l 500");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto row = r.out.find("\nidle_spin_ns (ns) ");
+  ASSERT_NE(row, std::string::npos) << r.out;
+  std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find(" 0 "), std::string::npos) << line;  // the test side's mean
+  EXPECT_NE(line.find("100.00%"), std::string::npos) << line;
+  auto bad = run_schedlab("ab --test IDLE_SPIN --test-set change.IDLE_SPIN.max_ns=-1 --runs 2 -- hackbench");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--test-set: --set change.IDLE_SPIN.max_ns=-1: -1 is outside"), std::string::npos)
+      << bad.err;
 }
 
 TEST(CliAb, BadInput) {

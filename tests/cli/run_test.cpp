@@ -99,6 +99,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"-- fio --rw=read", "fio"},
         BadInput{"--set costs.context_switch_ns=-1 -- hackbench", "context_switch_ns"},
         BadInput{"--set nosuchkey=1 -- hackbench", "nosuchkey"},
+        BadInput{"--set change.IDLE_SPIN.max_ns=-5 -- hackbench", "outside [0, 10000000000]"},
+        BadInput{"--set change.IDLE_SPIN.bound=5 -- hackbench", "tunables: max_ns"},
+        BadInput{"--set change.NOPE.x=5 -- hackbench", "unknown scheduler change 'NOPE'"},
         BadInput{"--idle-disable C9 -- hackbench", "C9"},
         BadInput{"--seed -3 -- hackbench", "seed"},
         BadInput{"--bogus-flag -- hackbench", "bogus-flag"},
@@ -117,6 +120,14 @@ TEST(CliRun, UnknownSubcommandAndListsWork) {
   EXPECT_NE(f.out.find("SM_IDLE"), std::string::npos);
   EXPECT_NE(f.out.find("IDLE_CPUMASK"), std::string::npos);
   EXPECT_NE(f.out.find("IDLE_SPIN"), std::string::npos);
+  EXPECT_EQ(f.out.find("origin:"), std::string::npos);
+  // --verbose: each change's origin, counters and tunables.
+  auto v = run_schedlab("features --verbose");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("origin: 3dcac251b066"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("counter sm_idle_fastpath (count), in ab:"), std::string::npos);
+  EXPECT_NE(v.out.find("tunable change.IDLE_SPIN.max_ns = 1000000 ns [0, 10000000000]"),
+            std::string::npos);
   auto w = run_schedlab("workloads");
   EXPECT_NE(w.out.find("hackbench"), std::string::npos);
 }

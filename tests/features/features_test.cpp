@@ -1,12 +1,15 @@
 // The three idle-path mechanisms, each shown by its effect on the counters.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "../common/behaviors.hpp"
 #include "../common/fixture.hpp"
 #include "kernel/kernel.hpp"
 
 using namespace schedlab;
 using namespace schedlab::fixture;
+using kernel::change_counter;
 using kernel::Features;
 using kernel::Kernel;
 using kernel::KernelOptions;
@@ -15,9 +18,14 @@ using sim::Time;
 
 namespace {
 
+// A --features list, then `change.NAME.KEY=VALUE` tunables separated by spaces.
 Features feats(const std::string& s) {
   Features f;
-  f.apply(s);
+  std::istringstream in(s);
+  std::string list, set;
+  in >> list;
+  f.apply(list);
+  while (in >> set) f.apply_set(set);
   return f;
 }
 
@@ -56,15 +64,15 @@ TEST(SmIdle, SkipsPickNextTaskFromIdleButNotScheduleIdle) {
   auto on = call_storm("SM_IDLE", 200, 50000);
   const auto& c_off = off.k->rq(1).c;
   const auto& c_on = on.k->rq(1).c;
-  EXPECT_EQ(c_off.csd_run, 200);
-  EXPECT_EQ(c_on.csd_run, 200);
+  EXPECT_EQ(c_off.call_functions_run, 200);
+  EXPECT_EQ(c_on.call_functions_run, 200);
   EXPECT_GT(c_off.pick_next_task_from_idle, 0);
   EXPECT_EQ(c_on.pick_next_task_from_idle, 0);
   EXPECT_EQ(c_on.schedule_idle_calls, c_off.schedule_idle_calls);
-  EXPECT_EQ(c_on.sm_idle_fastpath, c_on.schedule_idle_calls);
+  EXPECT_EQ(change_counter(c_on, "sm_idle_fastpath"), c_on.schedule_idle_calls);
   // Nothing to balance either way, but the newidle attempt itself is skipped.
-  EXPECT_GT(c_off.newidle_calls, 0);
-  EXPECT_EQ(c_on.newidle_calls, 0);
+  EXPECT_GT(c_off.newidle_balance_calls, 0);
+  EXPECT_EQ(c_on.newidle_balance_calls, 0);
 }
 
 TEST(SmIdle, BackToBackStormFinishesSoonerWhenThePickPathIsLong) {
@@ -102,8 +110,8 @@ TEST(IdleCpumask, VisitsOnlyIdleCpusOnABusyLlc) {
     p.cpu = 2;
     cost[i] = 0;
     found[i] = kernel::select_idle_cpu(*k, 2, &p, 2, false, cost[i]);
-    scanned[i] = k->rq(2).c.sis_scanned;
-    EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 0);
+    scanned[i] = k->rq(2).c.select_idle_cpu_scanned;
+    EXPECT_EQ(change_counter(k->rq(2).c, "idle_cpumask_stale"), 0);
     ++i;
   }
   EXPECT_EQ(found[0], 0);
@@ -121,7 +129,7 @@ TEST(IdleCpumask, StaleBitsBeforeTheTickAreVisitedAndCounted) {
   int64_t cost = 0;
   int found = kernel::select_idle_cpu(*k, 2, &p, 2, false, cost);
   EXPECT_EQ(found, 0);
-  EXPECT_EQ(k->rq(2).c.idle_cpumask_stale, 13);
+  EXPECT_EQ(change_counter(k->rq(2).c, "idle_cpumask_stale"), 13);
 }
 
 TEST(IdleCpumask, CombinesWithSisUtilLimit) {
@@ -132,7 +140,7 @@ TEST(IdleCpumask, CombinesWithSisUtilLimit) {
   p.cpu = 2;
   int64_t cost = 0;
   EXPECT_EQ(kernel::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
-  EXPECT_LE(k->rq(2).c.sis_scanned, 4);
+  EXPECT_LE(k->rq(2).c.select_idle_cpu_scanned, 4);
 }
 
 namespace {
@@ -199,18 +207,33 @@ TEST(IdleSpin, PingPongSkipsIdleAndSwitches) {
   for (auto u : t_on.idle_usage) idle_entries_on += u;
   EXPECT_LT(idle_entries_on, idle_entries_off);
   EXPECT_LT(t_on.context_switches, t_off.context_switches);
-  EXPECT_GT(t_on.idle_spin_hit, 0);
+  EXPECT_GT(change_counter(t_on, "idle_spin_hit"), 0);
   EXPECT_GT(t_on.kernel_ns[static_cast<int>(KernelPath::Spin)], 0);
   EXPECT_EQ(t_off.kernel_ns[static_cast<int>(KernelPath::Spin)], 0);
   // Round trips complete sooner.
   EXPECT_LT(on.a->exit_time, off.a->exit_time);
 }
 
+TEST(IdleSpin, BoundIsTheTunable) {
+  // Each turn waits a few us for its wakeup (the other side's 2 us of work and the wakeup): a
+  // 1 ms bound catches every wakeup but the last, a 1 us bound none, a zero bound none either
+  // (the task then blocks for real).
+  auto full = ping_pong("IDLE_SPIN", 500).k->total();
+  auto short_bound = ping_pong("IDLE_SPIN change.IDLE_SPIN.max_ns=1000", 500).k->total();
+  auto zero = ping_pong("IDLE_SPIN change.IDLE_SPIN.max_ns=0", 500).k->total();
+  EXPECT_EQ(change_counter(full, "idle_spin_hit"), change_counter(full, "idle_spin") - 1);
+  EXPECT_EQ(change_counter(short_bound, "idle_spin_hit"), 0);
+  EXPECT_GT(change_counter(short_bound, "idle_spin_ns"), 0);
+  EXPECT_EQ(change_counter(zero, "idle_spin_hit"), 0);
+  EXPECT_EQ(change_counter(zero, "idle_spin_ns"), 0);
+  EXPECT_LT(full.context_switches, short_bound.context_switches);
+}
+
 TEST(IdleSpin, SpinningRtTaskHidesQueuedFairTask) {
   auto off = ping_pong("", 2000, true);
   auto on = ping_pong("IDLE_SPIN", 2000, true);
-  EXPECT_EQ(off.k->total().idle_spin_hidden_ns, 0);
-  EXPECT_GT(on.k->total().idle_spin_hidden_ns, 0);
+  EXPECT_EQ(change_counter(off.k->total(), "idle_spin_hidden_ns"), 0);
+  EXPECT_GT(change_counter(on.k->total(), "idle_spin_hidden_ns"), 0);
   // The fair task waited longer for the CPU.
   EXPECT_GT(on.c->run_delay_ns, off.c->run_delay_ns);
 }
@@ -220,8 +243,8 @@ TEST(IdleSpin, FairArrivalEndsAFairSpin) {
   // once instead of waiting for the bound (the RFC spins only while prev is alone).
   auto off = ping_pong("", 2000, true, false);
   auto on = ping_pong("IDLE_SPIN", 2000, true, false);
-  EXPECT_GT(on.k->total().idle_spin, 0);
-  EXPECT_EQ(on.k->total().idle_spin_hidden_ns, 0);
+  EXPECT_GT(change_counter(on.k->total(), "idle_spin"), 0);
+  EXPECT_EQ(change_counter(on.k->total(), "idle_spin_hidden_ns"), 0);
   // 20 wakeups of the fair task: none waits anywhere near the 1 ms spin bound.
   EXPECT_LT(on.c->run_delay_ns, off.c->run_delay_ns + 20 * 20000);
 }
@@ -236,6 +259,6 @@ TEST(IdleCpumask, CombinesWithSisPropLimit) {
   p.cpu = 2;
   int64_t cost = 0;
   EXPECT_EQ(kernel::select_idle_cpu(*k, 2, &p, 2, false, cost), -1);
-  EXPECT_LE(k->rq(2).c.sis_scanned, 4);
-  EXPECT_GE(k->rq(2).c.idle_cpumask_stale, 1);
+  EXPECT_LE(k->rq(2).c.select_idle_cpu_scanned, 4);
+  EXPECT_GE(change_counter(k->rq(2).c, "idle_cpumask_stale"), 1);
 }

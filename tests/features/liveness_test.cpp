@@ -26,7 +26,7 @@ TEST(Liveness, PresetsFinishUnderAllFeatureCombinations) {
           experiment::RunResult r;
           ASSERT_NO_THROW(r = experiment::run_one(s)) << machine << " " << f << " seed " << seed;
           for (const auto& c : r.per_cpu)
-            ASSERT_EQ(c.busy_ns + c.kernel_total_ns() + c.idle_total_ns(), r.simulated_ns);
+            ASSERT_EQ(c.busy_ns + kernel::derived::kernel_total_ns(c) + kernel::derived::idle_total_ns(c), r.simulated_ns);
         }
       }
     }

@@ -83,7 +83,7 @@ TEST(Mechanisms, CallFunctionToPollingIdleCpuGoesThroughScheduleIdle) {
                 pinned(0));
   k.run(Time::ms(10));
   const auto& c1 = k.rq(1).c;
-  EXPECT_EQ(c1.csd_run, 1);
+  EXPECT_EQ(c1.call_functions_run, 1);
   EXPECT_EQ(k.total().ipi_sent[kCallFunc], 0);
   EXPECT_EQ(k.rq(0).c.wake_polling_no_ipi, 1);
   EXPECT_GE(c1.schedule_idle_calls, 1);
@@ -130,11 +130,11 @@ TEST(Mechanisms, SelectIdleCpuNeverVisitsMoreThanSisUtilAllows) {
   auto& sds = k.llcs.at(0);
   for (int limit : {0, 1, 3, 7}) {
     sds.nr_idle_scan = limit;
-    auto before = k.rq(0).c.sis_scanned;
+    auto before = k.rq(0).c.select_idle_cpu_scanned;
     int64_t cost = 0;
     // Scan starts after target 0: CPUs 1-7 are busy, so an idle CPU is 8 probes away.
     int found = kernel::select_idle_cpu(k, 0, &p, 0, false, cost);
-    auto scanned = k.rq(0).c.sis_scanned - before;
+    auto scanned = k.rq(0).c.select_idle_cpu_scanned - before;
     EXPECT_LE(scanned, limit) << "nr_idle_scan=" << limit;
     EXPECT_EQ(found, -1) << "nr_idle_scan=" << limit;
   }
@@ -155,9 +155,9 @@ TEST(Mechanisms, SisUtilStopsScanningOnABusyLlc) {
   Task p;
   p.cpu = 0;
   int64_t cost = 0;
-  auto before = k.rq(0).c.sis_scanned;
+  auto before = k.rq(0).c.select_idle_cpu_scanned;
   EXPECT_EQ(kernel::select_idle_cpu(k, 0, &p, 0, false, cost), -1);
-  EXPECT_EQ(k.rq(0).c.sis_scanned, before);
+  EXPECT_EQ(k.rq(0).c.select_idle_cpu_scanned, before);
 }
 
 TEST(Mechanisms, NewidleBalanceSkippedWhenAvgIdleBelowCost) {
@@ -183,13 +183,13 @@ TEST(Mechanisms, NewidleBalanceSkippedWhenAvgIdleBelowCost) {
     for (auto& sd : rq0.sd) sd.max_newidle_lb_cost = 50000;
     k.run(Time::us(150));
     const auto& c = k.rq(0).c;
-    EXPECT_GE(c.newidle_calls, 1);
+    EXPECT_GE(c.newidle_balance_calls, 1);
     if (cheap) {
-      EXPECT_GE(c.newidle_pulled, 1);
+      EXPECT_GE(c.newidle_balance_pulled, 1);
       EXPECT_GT(c.kernel_ns[static_cast<int>(KernelPath::NewidleBalance)], 0);
     } else {
-      EXPECT_EQ(c.newidle_pulled, 0);
-      EXPECT_EQ(c.newidle_skipped, c.newidle_calls);
+      EXPECT_EQ(c.newidle_balance_pulled, 0);
+      EXPECT_EQ(c.newidle_balance_skipped, c.newidle_balance_calls);
       EXPECT_EQ(c.kernel_ns[static_cast<int>(KernelPath::NewidleBalance)], 0);
     }
   }
@@ -208,7 +208,7 @@ TEST(Mechanisms, TimeIsConservedPerCpuAndEveryTaskAccountedFor) {
   k.run(Time::sec(1));
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const auto& cc = k.rq(c).c;
-    EXPECT_EQ(cc.busy_ns + cc.kernel_total_ns() + cc.idle_total_ns(), k.end_time().count());
+    EXPECT_EQ(cc.busy_ns + kernel::derived::kernel_total_ns(cc) + kernel::derived::idle_total_ns(cc), k.end_time().count());
   }
   for (Task* t : ts) EXPECT_EQ(t->state, kernel::TaskState::Dead);
   for (int c = 0; c < k.nr_cpus(); ++c) EXPECT_EQ(k.nr_running(c), 0);

@@ -49,8 +49,8 @@ TEST(Ipistorm, BadParametersNameTheParameter) {
 TEST(Ipistorm, RunsEveryCallOnTheTargetAndReportsTime) {
   auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=2000", "cpulist=0,1"});
   ASSERT_TRUE(r.w->finished());
-  EXPECT_EQ(r.k->total().csd_run, 4000);
-  EXPECT_EQ(r.k->rq(1).c.csd_run + r.k->rq(2).c.csd_run, 4000);
+  EXPECT_EQ(r.k->total().call_functions_run, 4000);
+  EXPECT_EQ(r.k->rq(1).c.call_functions_run + r.k->rq(2).c.call_functions_run, 4000);
   std::string rep = r.w->report();
   EXPECT_TRUE(std::regex_search(rep, std::regex("(^|\n)Time: \\d+\\.\\d{3}\n"))) << rep;
   EXPECT_TRUE(std::regex_search(rep, std::regex("ipistorm: 0 -> 1\nipistorm: 1 -> 2\n"))) << rep;
@@ -66,7 +66,7 @@ TEST(Ipistorm, PollingIdleTargetGetsNoIpis) {
   auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=300", "delay=20"});
   ASSERT_TRUE(r.w->finished());
   auto t = r.k->total();
-  EXPECT_EQ(t.csd_run, 300);
+  EXPECT_EQ(t.call_functions_run, 300);
   EXPECT_EQ(t.ipi_sent[1], 0);
   EXPECT_EQ(t.wake_polling_no_ipi, 300);
 }
@@ -77,7 +77,7 @@ TEST(Ipistorm, NonPollingIdleTargetGetsAnIpiPerCall) {
   auto r = run_workload(m, {"ipistorm", "numipi=300", "delay=20"});
   ASSERT_TRUE(r.w->finished());
   auto t = r.k->total();
-  EXPECT_EQ(t.csd_run, 300);
+  EXPECT_EQ(t.call_functions_run, 300);
   EXPECT_EQ(t.ipi_sent[1], 300);
   EXPECT_EQ(r.k->rq(1).c.ipi_received[1], 300);
   EXPECT_EQ(t.wake_polling_no_ipi, 0);
@@ -93,7 +93,7 @@ TEST(Ipistorm, BackToBackCallsAreKicksOrIpis) {
     auto r = run_workload(m, {"ipistorm", "numipi=1000"});
     ASSERT_TRUE(r.w->finished());
     auto t = r.k->total();
-    EXPECT_EQ(t.csd_run, 1000);
+    EXPECT_EQ(t.call_functions_run, 1000);
     EXPECT_EQ(t.ipi_sent[1] + t.wake_polling_no_ipi, 1000) << disable;
     EXPECT_GT(t.wake_polling_no_ipi, 0) << disable;
     EXPECT_GT(t.ipi_sent[1], 0) << disable;
@@ -103,7 +103,7 @@ TEST(Ipistorm, BackToBackCallsAreKicksOrIpis) {
 TEST(Ipistorm, DelayAndNoWaitFinish) {
   auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=100", "delay=10", "wait=0"});
   ASSERT_TRUE(r.w->finished());
-  EXPECT_EQ(r.k->total().csd_run, 100);
+  EXPECT_EQ(r.k->total().call_functions_run, 100);
   // 100 sleeps of 10 us each at least.
   EXPECT_GE(wltest::metric(*r.w, "time"), 100 * 10e-6);
 }

@@ -1,0 +1,274 @@
+// Scheduler changes as plug-ins. A change (a kernel patch, merged or proposed) is one class in
+// one file: it derives from Change, says who it is in a static info() (name, default, one-line
+// description, the commit or thread it comes from, its counters, its tunables), overrides the
+// hooks it needs, and registers itself:
+//
+//   class SmIdle final : public Change {
+//    public:
+//     using Change::Change;
+//     static ChangeInfo info() { return {"SM_IDLE", false, "...", "3dcac251b066", {...}, {}}; }
+//     bool on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath path, int64_t cost) override;
+//   };
+//   SCHEDLAB_REGISTER_CHANGE(SmIdle);
+//
+// It is then a feature (`--features SM_IDLE`, `schedlab features --verbose`), its counters are in
+// --json and, marked `key`, in `schedlab ab`'s table, and its tunables are set with
+// `--set change.SM_IDLE.KEY=VALUE`. A Kernel builds one instance of every change that is on, so
+// the instance keeps its per-run state (per-CPU vectors, its own events); a change that is off
+// costs nothing. Only the hooks a class overrides are called (found at compile time), in the
+// order of the changes' names. docs/changes.md is the guide.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "kernel/counters.hpp"
+#include "kernel/sched.hpp"
+#include "sim/event_queue.hpp"
+
+namespace schedlab::kernel {
+
+class Kernel;
+class Cpu;
+struct Irq;
+
+// A counter of a change, per CPU, summed over CPUs like the core's (counters.hpp).
+struct ChangeCounter {
+  const char* name;  // unique among all counters, the core's and every change's
+  const char* unit;  // "count", "ns", ...
+  const char* help;
+  bool key = false;  // a row of `schedlab ab`'s key counters when the change is on in a side
+  // Computed from the counters instead of counted (e.g. the time in one kernel path).
+  int64_t (*derive)(const CpuCounters&) = nullptr;
+};
+
+// A tunable of a change: `--set change.NAME.KEY=VALUE`, an integer in [min, max].
+struct ChangeTunable {
+  const char* key;
+  const char* unit;
+  int64_t value;  // default
+  int64_t min;
+  int64_t max;
+  const char* help;
+};
+
+struct ChangeInfo {
+  const char* name;    // the feature name: upper case, digits, '_' ("IDLE_SPIN")
+  bool default_on;     // as in the modeled kernel (a merged change may default on)
+  const char* help;    // one line for `schedlab features`
+  const char* origin;  // the kernel commit or the LKML thread it models
+  std::vector<ChangeCounter> counters;
+  std::vector<ChangeTunable> tunables;
+};
+
+// The hook points: where kernel patches change behaviour. Each is a virtual method of Change
+// named on_<hook>, documented there; adding one = a line here, a virtual, and its call site.
+#define SCHEDLAB_CHANGE_HOOKS(HOOK)                                                              \
+  HOOK(schedule)                                                                                 \
+  HOOK(pick_task_fair)                                                                           \
+  HOOK(activate_task)                                                                            \
+  HOOK(ttwu_runnable)                                                                            \
+  HOOK(ttwu_queue_cond)                                                                          \
+  HOOK(wakeup_preempt)                                                                           \
+  HOOK(resched_curr)                                                                             \
+  HOOK(wake_affine)                                                                              \
+  HOOK(select_idle_sibling)                                                                      \
+  HOOK(select_idle_cpu_candidate)                                                                \
+  HOOK(select_idle_cpu_visit)                                                                    \
+  HOOK(select_idle_cpu_done)                                                                     \
+  HOOK(do_idle)                                                                                  \
+  HOOK(cpuidle_select)                                                                           \
+  HOOK(cpuidle_exit)                                                                             \
+  HOOK(do_idle_exit)                                                                             \
+  HOOK(newidle_balance)                                                                          \
+  HOOK(newidle_balance_domain)                                                                   \
+  HOOK(sched_tick)                                                                               \
+  HOOK(send_call_function_single_ipi)                                                            \
+  HOOK(return_to_task)
+
+enum class Hook : int {
+#define SCHEDLAB_HOOK_ENUM(name) name,
+  SCHEDLAB_CHANGE_HOOKS(SCHEDLAB_HOOK_ENUM)
+#undef SCHEDLAB_HOOK_ENUM
+  COUNT
+};
+inline constexpr int kNumHooks = static_cast<int>(Hook::COUNT);
+const char* hook_name(Hook h);
+
+struct ChangeType;
+
+class Change {
+ public:
+  Change(Kernel& k, const ChangeType& type) : k(k), type_(type) {}
+  virtual ~Change() = default;
+  Change(const Change&) = delete;
+  Change& operator=(const Change&) = delete;
+  const ChangeType& type() const { return type_; }
+
+  // --- hooks (the defaults do nothing; override the ones the change needs) ---
+  // Costs are ns of kernel work. "offset" is how far into the caller's current work the
+  // hook runs (where a remote effect it schedules starts, as in sched.hpp).
+
+  // __schedule() (core.cpp), after update_curr(), before prev leaves the runqueue and
+  // pick_next_task() runs; `cost` is the work so far, not yet pushed. Return true to take the
+  // CPU over: the change then pushes `cost` as a step of `path` and starts the chain
+  // (Cpu::run_steps(), or run_steps() below to resume in the change).
+  virtual bool on_schedule(Rq& /*rq*/, SchedMode /*mode*/, Task* /*prev*/, KernelPath /*path*/,
+                           int64_t /*cost*/) {
+    return false;
+  }
+  // pick_task_fair(): pick_eevdf() chose `next` (a task of rq.cfs); the change may pick
+  // another task of rq.cfs.
+  virtual void on_pick_task_fair(Rq& /*rq*/, Task*& /*next*/) {}
+  // activate_task(): p was enqueued on rq and counted in nr_running.
+  virtual void on_activate_task(Rq& /*rq*/, Task* /*p*/) {}
+  // ttwu_runnable(): p was woken while still on its runqueue (now TASK_RUNNING); `cost` is the
+  // waker's work so far.
+  virtual void on_ttwu_runnable(int /*this_cpu*/, Task* /*p*/, int64_t /*cost*/) {}
+  // ttwu_queue_cond(): whether the wakeup of a task onto `cpu` goes through its wake list.
+  virtual void on_ttwu_queue_cond(int /*this_cpu*/, int /*cpu*/, bool& /*wakelist*/) {}
+  // wakeup_preempt(): p was enqueued on rq; return true to decide whether it preempts
+  // rq->curr (`preempt`), instead of the class rules.
+  virtual bool on_wakeup_preempt(Rq& /*rq*/, Task* /*p*/, bool& /*preempt*/) { return false; }
+  // resched_curr() on another CPU, not yet flagged: return true if the change delivered the
+  // reschedule itself (set need_resched, scheduled its effect), `cost` the sender's work.
+  virtual bool on_resched_curr(int /*this_cpu*/, Rq& /*target*/, int64_t /*offset*/,
+                               int64_t& /*cost*/) {
+    return false;
+  }
+  // wake_affine() (fair.cpp): return true to choose `target` (this_cpu or prev_cpu) instead
+  // of WA_IDLE / WA_WEIGHT; charge what it reads to `cost`.
+  virtual bool on_wake_affine(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/, Task* /*p*/,
+                              int& /*target*/, int64_t& /*cost*/) {
+    return false;
+  }
+  // select_idle_sibling(), on entry: return true to place p on `target` at once (a CPU p is
+  // allowed on).
+  virtual bool on_select_idle_sibling(int /*this_cpu*/, Task* /*p*/, int /*prev*/, int& /*target*/,
+                                      int64_t& /*cost*/) {
+    return false;
+  }
+  // select_idle_cpu()'s candidate set: return false to leave `cpu` out of the scan (before it
+  // counts against the scan depth).
+  virtual bool on_select_idle_cpu_candidate(Rq& /*this_rq*/, int /*cpu*/) { return true; }
+  // select_idle_cpu() / select_idle_core() looked at `cpu` (idle or not).
+  virtual void on_select_idle_cpu_visit(Rq& /*this_rq*/, int /*cpu*/, bool /*idle*/) {}
+  // select_idle_sibling() after select_idle_cpu(): `found` is the idle CPU it returned or -1;
+  // the change may search further (e.g. beyond the LLC) and set it.
+  virtual void on_select_idle_cpu_done(int /*this_cpu*/, Task* /*p*/, int /*target*/,
+                                       int& /*found*/, int64_t& /*cost*/) {}
+  // do_idle() found nothing to run and is about to choose an idle state for the first time;
+  // returns work charged to the idle entry step.
+  virtual int64_t on_do_idle(Rq& /*rq*/) { return 0; }
+  // cpuidle_idle_call(): the governor chose `state` (an index of the machine's idle states,
+  // or their count for default_idle / idle=poll) and whether to stop the tick.
+  virtual void on_cpuidle_select(Rq& /*rq*/, int& /*state*/, bool& /*stop_tick*/) {}
+  // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup);
+  // returns extra exit work.
+  virtual int64_t on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) { return 0; }
+  // do_idle_exit(): need_resched is set, the CPU leaves the idle loop (before the call queue
+  // is flushed and schedule_idle()); returns work charged as an idle exit step.
+  virtual int64_t on_do_idle_exit(Rq& /*rq*/) { return 0; }
+  // sched_balance_newidle(): the built-in gates (overload, avg_idle vs the lowest domain's
+  // cost) said `balance`; the change may veto or force it.
+  virtual void on_newidle_balance(Rq& /*rq*/, bool& /*balance*/) {}
+  // sched_balance_newidle()'s walk: whether to balance domain `sd` after `curr_cost` ns.
+  virtual void on_newidle_balance_domain(Rq& /*rq*/, const SchedDomain& /*sd*/,
+                                         int64_t /*curr_cost*/, bool& /*balance*/) {}
+  // sched_tick(): returns extra tick work.
+  virtual int64_t on_sched_tick(Rq& /*rq*/) { return 0; }
+  // send_call_function_single_ipi(): return true if the change kicked `to` itself (IPI or
+  // polling flag), `cost` the sender's work.
+  virtual bool on_send_call_function_single_ipi(int /*from*/, int /*to*/, int64_t /*offset*/,
+                                                int64_t& /*cost*/) {
+    return false;
+  }
+  // Cpu::return_to_task() after pending interrupts: return true if the change took the CPU
+  // (it set the mode and what runs next).
+  virtual bool on_return_to_task(Rq& /*rq*/) { return false; }
+
+  // --- continuations the change arranged ---
+  // A chain started with run_steps(cpu, point) is done.
+  virtual void resume(Rq& /*rq*/, uint8_t /*point*/) {}
+  // A pooled one-shot event from defer() is due.
+  virtual void deferred(int /*cpu*/, Task* /*p*/, int64_t /*arg*/, uint8_t /*kind*/) {}
+  // An event the change owns (ChangeEvent) is due.
+  virtual void event(int /*cpu*/, uint8_t /*kind*/) {}
+
+ protected:
+  // The change's counter i (its index in info().counters) on rq.
+  int64_t& counter(Rq& rq, int i);
+  // The change's tunable i (its index in info().tunables) for this run.
+  int64_t tunable(int i) const;
+  // Runs the steps pushed on cpu, then resume(rq, point).
+  void run_steps(Cpu& cpu, uint8_t point);
+  // A pooled one-shot event at absolute time t: deferred(cpu, p, arg, kind).
+  void defer(Time t, int cpu, Task* p, int64_t arg, uint8_t kind);
+
+  Kernel& k;
+
+ private:
+  const ChangeType& type_;
+};
+
+// An event a change owns (per CPU, say), re-armed without allocating: event(cpu, kind).
+struct ChangeEvent final : sim::Event {
+  Change* owner = nullptr;
+  int cpu = 0;
+  uint8_t kind = 0;
+  void process() override { owner->event(cpu, kind); }
+};
+
+// --- the registry -----------------------------------------------------------------------------
+
+struct ChangeType {
+  ChangeInfo info;
+  uint64_t hooks = 0;  // bit h: the class overrides hook h
+  std::unique_ptr<Change> (*make)(Kernel& k, const ChangeType& t) = nullptr;
+  int index = -1;        // in change_types()
+  int counter_base = 0;  // its first counter's slot in CpuCounters::change
+  bool uses(Hook h) const { return hooks >> static_cast<int>(h) & 1; }
+};
+
+// Every registered change, by name. The first call closes the registry (checks the names;
+// throws std::logic_error naming a bad registration).
+const std::vector<const ChangeType*>& change_types();
+const ChangeType* find_change(std::string_view name);  // null if none
+int nr_change_counters();
+// A change's counter by name (its derive() for a derived one); throws std::out_of_range.
+int64_t change_counter(const CpuCounters& c, std::string_view name);
+void register_change(ChangeType t);  // SCHEDLAB_REGISTER_CHANGE does this
+
+template <class T>
+constexpr uint64_t change_hooks() {
+  uint64_t m = 0;
+#define SCHEDLAB_HOOK_BIT(name)                                                                  \
+  if constexpr (!std::is_same_v<decltype(&T::on_##name), decltype(&Change::on_##name)>)          \
+    m |= uint64_t{1} << static_cast<int>(Hook::name);
+  SCHEDLAB_CHANGE_HOOKS(SCHEDLAB_HOOK_BIT)
+#undef SCHEDLAB_HOOK_BIT
+  return m;
+}
+
+template <class T>
+struct ChangeRegistrar {
+  static_assert(std::is_base_of_v<Change, T>, "a change derives from kernel::Change");
+  ChangeRegistrar() {
+    ChangeType t;
+    t.info = T::info();
+    t.hooks = change_hooks<T>();
+    t.make = [](Kernel& k, const ChangeType& type) -> std::unique_ptr<Change> {
+      return std::make_unique<T>(k, type);
+    };
+    register_change(std::move(t));
+  }
+};
+
+}  // namespace schedlab::kernel
+
+// Registers a change class (at namespace scope, in its own file).
+#define SCHEDLAB_REGISTER_CHANGE(Class) \
+  static const ::schedlab::kernel::ChangeRegistrar<Class> schedlab_change_registrar_##Class

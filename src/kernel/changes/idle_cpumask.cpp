@@ -1,0 +1,58 @@
+// IDLE_CPUMASK: a per-LLC mask of idle CPUs for the wakeup scan (Aubrey Li, "[RFC PATCH v1]
+// sched/fair: select idle cpu from idle cpumask in sched domain", 2020; not merged).
+// select_idle_cpu() scans only the CPUs whose bit is set, still checking each with
+// available_idle_cpu(). A CPU sets its bit when it passes through do_idle()'s loop with nothing
+// to run, and clears it lazily at its next busy tick, so the mask can hold stale bits (counted:
+// idle_cpumask_stale). The mask is one shared line per LLC, so each write costs a line transfer
+// within the LLC (the reviewers' concern).
+#include <vector>
+
+#include "kernel/kernel.hpp"
+
+namespace schedlab::kernel {
+namespace {
+
+class IdleCpumask final : public Change {
+ public:
+  enum Counter { kStale };
+
+  IdleCpumask(Kernel& k, const ChangeType& t)
+      : Change(k, t), mask_(k.nr_cpus(), 1) {}
+
+  static ChangeInfo info() {
+    return {"IDLE_CPUMASK",
+            false,
+            "select_idle_cpu() scans a per-LLC mask of idle CPUs, set on idle entry, cleared at "
+            "the busy tick (2020 RFC)",
+            "Aubrey Li, [RFC PATCH v1] sched/fair: select idle cpu from idle cpumask in sched "
+            "domain (LKML, 2020; not merged)",
+            {{"idle_cpumask_stale", "count",
+              "select_idle_cpu() visits of a CPU whose bit was set but which was busy", true}},
+            {}};
+  }
+
+  // The RFC sets the bit on a pass through do_idle()'s loop, i.e. only when there is really
+  // nothing to run; the write is charged to the idle entry step.
+  int64_t on_do_idle(Rq& rq) override { return update(rq, true); }
+  int64_t on_sched_tick(Rq& rq) override {
+    return idle_cpu(k, rq.cpu) ? 0 : update(rq, false);
+  }
+  bool on_select_idle_cpu_candidate(Rq&, int cpu) override { return mask_[cpu]; }
+  void on_select_idle_cpu_visit(Rq& this_rq, int cpu, bool idle) override {
+    if (mask_[cpu] && !idle) counter(this_rq, kStale)++;
+  }
+
+ private:
+  // Writes this CPU's bit if it changed: a line transfer within the LLC.
+  int64_t update(Rq& rq, bool idle) {
+    if (mask_[rq.cpu] == idle) return 0;
+    mask_[rq.cpu] = idle;
+    return k.remote_read(Distance::Llc);
+  }
+
+  std::vector<char> mask_;  // the LLCs' idle masks, by CPU id (the RFC starts from the span)
+};
+SCHEDLAB_REGISTER_CHANGE(IdleCpumask);
+
+}  // namespace
+}  // namespace schedlab::kernel
