@@ -816,9 +816,9 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
                       used, lat->value_ns, waker, st ? st->name : "?"),
           lat->cov);
     } else {
-      double v = lat->value_ns - common - static_cast<double>(k.ipi_entry_ns);
+      double v = lat->value_ns - common - static_cast<double>(k.ipi_entry_ns + k.irq_exit_ns);
       set(std::string("ipi_latency_") + cls + "_ns", *field, v, 0.1 * lat->value_ns,
-          fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - ipi_entry - schedule - pick_next_task - "
+          fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - ipi_entry - irq_exit - schedule - pick_next_task - "
                       "context_switch - wake_cost of {} (non-polling idle: IPI); floor 10%",
                       used, lat->value_ns, waker, st ? st->name : "?"),
           lat->cov);

@@ -1,7 +1,10 @@
-// fair.c load balancing: sched_balance_newidle() (newidle_balance) with its avg_idle gating
-// and per-domain cost, sched_balance_rq() (load_balance), periodic sched_balance_domains()
-// (rebalance_domains), the nohz idle-balancer kick, SIS_UTIL's update_idle_cpu_scan(), and a
-// PELT-like utilisation signal.
+// fair.c load balancing: sched_balance_newidle() (newidle_balance) with its gates, the
+// blocked-load update and the per-domain walk whose cost is learned in max_newidle_lb_cost;
+// sched_balance_rq() (load_balance), periodic sched_balance_domains() (rebalance_domains) from
+// SCHED_SOFTIRQ; NOHZ idle balancing as the kernel runs it (nohz_balancer_kick() -> kick_ilb()
+// -> nohz_csd_func() -> SCHED_SOFTIRQ -> _nohz_idle_balance() over the tickless idle CPUs, and
+// nohz_newidle_balance() -> NOHZ_NEWILB_KICK -> nohz_run_idle_balance()); SIS_UTIL's
+// update_idle_cpu_scan(); a PELT-like utilisation signal.
 #include <algorithm>
 #include <cmath>
 
@@ -13,7 +16,9 @@ namespace {
 constexpr double kPeltHalfLifeMs = 32.0;     // PELT: y^32 = 0.5 per ms period
 constexpr double kCapacityScale = 1024.0;    // SCHED_CAPACITY_SCALE
 constexpr int kBusyFactor = 16;              // sd->busy_factor
-constexpr int64_t kDecayPeriodNs = 1000000000;  // max_newidle_lb_cost decays once a second
+constexpr int64_t kDecayPeriodNs = 1000000000;  // max_newidle_lb_cost decays once a second (HZ)
+constexpr int64_t kLoadAvgPeriodMs = 32;     // LOAD_AVG_PERIOD: nohz.next_blocked interval
+constexpr int64_t kNoBalanceJiffies = 60;    // _nohz_idle_balance(): next_balance = now + 60*HZ
 }  // namespace
 
 void update_rq_util(Kernel& k, Rq& rq) {
@@ -46,15 +51,29 @@ bool task_hot(const Kernel& k, const Task* p) {
   return (k.now() - p->exec_start).count() < k.m.tunables.migration_cost_ns;
 }
 
-// sched_balance_rq() (load_balance()) at one level, simplified to CPU granularity: find the
-// busiest runqueue in the span and pull half the difference (at least one task when newly
-// idle), skipping cache-hot tasks unless the pull is otherwise impossible. Charges a remote read
-// plus per-CPU stats work for every CPU visited and migrate_task_ns per task moved. Returns tasks
-// pulled. rd->overload is refreshed at the root level (update_sd_lb_stats()).
-int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_t& cost) {
+// sched_balance_update_blocked_averages() of `rq`, run by `this_cpu`: decays the rq's PELT
+// signals (the remote rq's lock and lines when another CPU does it) and clears
+// rq->has_blocked_load once nothing is left to decay.
+int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq) {
+  int64_t c = k.cost(k.m.costs.update_blocked_averages_ns);
+  if (this_cpu != rq.cpu) c += k.remote_read(this_cpu, rq.cpu);
+  update_rq_util(k, rq);
+  rq.last_blocked_load_update_tick = k.jiffies();
+  rq.has_blocked_load = rq.util_avg >= 1.0;
+  return c;
+}
+
+// sched_balance_rq() (load_balance()) of `rq` at one level, run by `this_cpu`, simplified to CPU
+// granularity: find the busiest runqueue in the span and pull half the difference (at least one
+// task when newly idle), skipping cache-hot tasks unless the pull is otherwise impossible.
+// Charges a remote read plus per-CPU stats work for every CPU visited and migrate_task_ns per
+// task moved. Returns tasks pulled. rd->overload is refreshed at the root level
+// (update_sd_lb_stats()).
+int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newly_idle,
+                     int64_t& cost) {
   int busiest = -1;
   for (int c : sd.span) {
-    cost += k.remote_read(rq.cpu, c) + k.m.costs.balance_per_cpu_ns;
+    cost += k.remote_read(this_cpu, c) + k.m.costs.balance_per_cpu_ns;
     if (c == rq.cpu) continue;
     if (busiest < 0 || k.rqs[c].nr_running > k.rqs[busiest].nr_running) busiest = c;
   }
@@ -80,8 +99,8 @@ int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_
       p->on_rq = false;
       set_task_cpu(k, p, rq.cpu);
       activate_task(k, rq, p);
-      wakeup_preempt(k, rq.cpu, rq, p, 0);  // attach_task()
       cost += k.m.costs.migrate_task_ns;
+      wakeup_preempt(k, this_cpu, rq, p, cost);  // attach_task()
       ++pulled;
     }
     if (!newly_idle) break;  // periodic balance respects cache hotness
@@ -89,49 +108,99 @@ int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_
   return pulled;
 }
 
-// sched_balance_newidle() (newidle_balance()): skipped when a wakeup is pending, when no
-// runqueue is overloaded, or when avg_idle is below the lowest domain's max_newidle_lb_cost;
-// otherwise balance level by level while avg_idle covers the cost spent so far plus the next
-// level's cost. Its work is one step of the CPU's chain.
+// update_newidle_cost(): track the max cost of a level; otherwise decay it by ~1 % once it has
+// not been raised for a second (v5.17+). (NI_MIGRATION_GATE, the rules before v5.17, keeps only
+// the max here, and the periodic balance decays it once a second whatever the raises.)
+static void update_newidle_cost(Kernel& k, SchedDomain& sd, int64_t cost) {
+  if (cost > sd.max_newidle_lb_cost) {
+    sd.max_newidle_lb_cost = cost;
+    sd.last_decay_max_lb_cost = k.now();
+  } else if ((k.now() - sd.last_decay_max_lb_cost).count() > kDecayPeriodNs) {
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.last_decay_max_lb_cost = k.now();
+  }
+}
+
+// sched_balance_newidle() (newidle_balance()), IRQs off all along (the rq lock is dropped for the
+// walk, interrupts stay disabled): skipped when a wakeup is pending; rq->idle_stamp set; the
+// gate: root domain not overloaded, or avg_idle below the lowest domain's max_newidle_lb_cost
+// (Hook::newidle_balance; NI_MIGRATION_GATE: avg_idle below sysctl_sched_migration_cost); past it
+// update_blocked_averages(), then each level while avg_idle covers the cost spent so far plus the
+// level's max cost, stopping once a task was pulled or one is waiting (should_we_balance()).
+// The blocked-load update counts in the first level's cost (v5.17+). Without a pull,
+// nohz_newidle_balance(). Its work is charged as steps of the CPU's chain.
 int sched_balance_newidle(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
   rq.c.newidle_balance_calls++;
-  if (rq.ttwu_pending || rq.sd.empty()) {
+  if (rq.ttwu_pending) {
     rq.c.newidle_balance_skipped++;
     return 0;
   }
   rq.idle_stamp = k.now();
   rq.idle_stamp_valid = true;
-  bool balance = k.rd.overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
-  for (Change* c : k.hooks(Hook::newidle_balance)) c->on_newidle_balance(rq, balance);
-  if (!balance) {
+  if (rq.sd.empty()) {
     rq.c.newidle_balance_skipped++;
     return 0;
   }
-  int64_t base = k.cost(k.m.costs.newidle_balance_base_ns);
-  int64_t curr_cost = 0;
-  int n = 0;
-  for (auto& sd : rq.sd) {
-    bool go = rq.avg_idle >= curr_cost + sd.max_newidle_lb_cost;
-    for (Change* c : k.hooks(Hook::newidle_balance_domain))
-      c->on_newidle_balance_domain(rq, sd, curr_cost, go);
-    if (!go) break;
-    int64_t domain_cost = 0;
-    n = sched_balance_rq(k, rq, sd, true, domain_cost);
-    domain_cost = k.cost(domain_cost);
-    if (domain_cost > sd.max_newidle_lb_cost) {
-      sd.max_newidle_lb_cost = domain_cost;
-      sd.last_decay_max_lb_cost = k.now();
+  bool balance = k.rd.overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
+  for (Change* c : k.hooks(Hook::newidle_balance)) c->on_newidle_balance(rq, balance);
+  int pulled = 0;
+  if (!balance) {
+    rq.c.newidle_balance_skipped++;
+  } else {
+    rq.c.newidle_balance_walks++;
+    int64_t uba = sched_balance_update_blocked_averages(k, rq.cpu, rq);
+    cpu.push_step(KernelPath::NewidleBalance, uba);
+    int64_t blocked = uba;  // counted in the first level's cost
+    int64_t curr_cost = 0;
+    for (auto& sd : rq.sd) {
+      bool go = rq.avg_idle >= curr_cost + sd.max_newidle_lb_cost;
+      for (Change* c : k.hooks(Hook::newidle_balance_domain))
+        c->on_newidle_balance_domain(rq, sd, curr_cost, go);
+      if (!go) break;
+      int64_t domain_cost = 0;
+      rq.c.newidle_balance_lb_count++;
+      pulled = sched_balance_rq(k, rq.cpu, rq, sd, true, domain_cost);
+      domain_cost = k.cost(domain_cost);
+      cpu.push_step(KernelPath::NewidleBalance, domain_cost);
+      domain_cost += blocked;
+      bool done = false;
+      for (Change* c : k.hooks(Hook::update_newidle_cost))
+        done = done || c->on_update_newidle_cost(rq, sd, blocked, domain_cost);
+      if (!done) update_newidle_cost(k, sd, domain_cost);
+      blocked = 0;
+      curr_cost += domain_cost;
+      if (pulled > 0 || rq.nr_running > 0 || rq.ttwu_pending) break;
     }
-    curr_cost += domain_cost;
-    if (n > 0 || rq.nr_running > 0 || rq.ttwu_pending) break;
+    rq.max_idle_balance_cost = std::max(rq.max_idle_balance_cost, curr_cost);
   }
-  rq.max_idle_balance_cost = std::max(rq.max_idle_balance_cost, curr_cost);
-  if (n > 0) {
-    rq.c.newidle_balance_pulled += n;
+  if (pulled > 0) {
+    rq.c.newidle_balance_pulled += pulled;
     rq.idle_stamp_valid = false;
+  } else {
+    nohz_newidle_balance(k, rq);
   }
-  k.cpus[rq.cpu].push_step(KernelPath::NewidleBalance, base + curr_cost);
-  return n;
+  return pulled;
+}
+
+// nohz_newidle_balance(): a CPU going idle for long enough, while idle CPUs' blocked load is due
+// for an update, flags itself to do it at the top of do_idle() instead of kicking another CPU.
+void nohz_newidle_balance(Kernel& k, Rq& rq) {
+  if (rq.avg_idle < k.m.tunables.migration_cost_ns) return;
+  if (!k.nohz.has_blocked || k.jiffies() < k.nohz.next_blocked) return;
+  rq.nohz_flags |= NOHZ_NEWILB_KICK;
+  rq.c.nohz_newilb_kick++;
+}
+
+// nohz_run_idle_balance() at the top of do_idle(): consume NOHZ_NEWILB_KICK; unless an ILB kick
+// is also pending (its SCHED_SOFTIRQ will do the same) or need_resched, update the blocked load
+// of the NOHZ idle CPUs now, with interrupts on. Returns the cost, or -1 when nothing runs.
+int64_t nohz_run_idle_balance(Kernel& k, Rq& rq) {
+  if (!(rq.nohz_flags & NOHZ_NEWILB_KICK)) return -1;
+  const uint8_t flags = rq.nohz_flags;
+  rq.nohz_flags &= static_cast<uint8_t>(~NOHZ_NEWILB_KICK);
+  if (flags != NOHZ_NEWILB_KICK || rq.need_resched) return -1;
+  return _nohz_idle_balance(k, rq, NOHZ_STATS_KICK);
 }
 
 // update_idle_cpu_scan() (SIS_UTIL, Chen Yu, v6.0): nr_idle_scan falls quadratically with the
@@ -153,11 +222,12 @@ void update_idle_cpu_scan(Kernel& k, int llc) {
   sds.nr_idle_scan = static_cast<int>(y * w / kCapacityScale);
 }
 
-// sched_balance_domains() (rebalance_domains()): periodic balance of each level whose interval
+// sched_balance_domains() (rebalance_domains()) of `rq`, run by `this_cpu` (its own CPU from
+// SCHED_SOFTIRQ, or the ILB CPU on its behalf): periodic balance of each level whose interval
 // has expired (x16 when the CPU is busy); doubles the interval while balanced, resets it after a
 // pull; SIS_UTIL's hint is refreshed at the LLC level; max_newidle_lb_cost decays ~1 % per
 // second.
-void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost) {
+void sched_balance_domains(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
   bool idle = rq.curr == rq.idle;
   Time next = Time::max();
   bool decayed = false;
@@ -173,7 +243,7 @@ void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost) {
     Time due = sd.last_balance + Time::ms(interval_ms);
     if (k.now() >= due) {
       rq.c.load_balance_calls++;
-      int n = sched_balance_rq(k, rq, sd, false, cost);
+      int n = sched_balance_rq(k, this_cpu, rq, sd, false, cost);
       rq.c.load_balance_pulled += n;
       if (n > 0)
         sd.balance_interval_ms = sd.min_interval_ms;
@@ -189,41 +259,215 @@ void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost) {
   rq.next_balance = next;
 }
 
-// nohz_balancer_kick(), simplified: a busy CPU with more than one runnable task kicks the first
-// tickless idle CPU after it (at most once per jiffy; found in nohz.idle_cpus_mask), which then
-// runs its own periodic balance as if idle (nohz_csd_func()). Left out: balancing on behalf of
-// every idle CPU, blocked-load updates.
-void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost) {
-  if (rq.nr_running < 2 || k.now() < k.nohz_next_balance) return;
+// nohz_idle_balance(): the ILB's pending flags (from nohz_csd_func()) on a CPU that was idle
+// when kicked: balance on behalf of the NOHZ idle CPUs instead of for itself.
+static bool nohz_idle_balance(Kernel& k, Rq& rq, int64_t& cost) {
+  const uint8_t flags = rq.nohz_idle_balance;
+  if (!flags) return false;
+  rq.nohz_idle_balance = 0;
+  if (!rq.idle_balance) return false;
+  cost += _nohz_idle_balance(k, rq, flags);
+  return true;
+}
+
+// sched_balance_softirq() (run_rebalance_domains()): SCHED_SOFTIRQ.
+int64_t sched_balance_softirq(Kernel& k, Rq& rq) {
+  int64_t c = 0;
+  if (nohz_idle_balance(k, rq, c)) return c;
+  c += sched_balance_update_blocked_averages(k, rq.cpu, rq);
+  sched_balance_domains(k, rq.cpu, rq, c);
+  return c;
+}
+
+// sched_balance_trigger() from the tick (interrupt context): SCHED_SOFTIRQ when a periodic
+// balance is due; the NOHZ idle-balance kick.
+void sched_balance_trigger(Kernel& k, Rq& rq, int64_t& cost) {
+  if (rq.sd.empty()) return;
+  if (k.now() >= rq.next_balance) cost += raise_softirq_irqoff(k, rq.cpu, SCHED_SOFTIRQ);
+  nohz_balancer_kick(k, rq, cost);
+}
+
+// nohz_balance_enter_idle() from tick_nohz_idle_stop_tick(): the CPU joins nohz.idle_cpus_mask
+// (once per tickless period; it leaves lazily at its first busy tick) and leaves its LLC's
+// nr_busy_cpus; every idle entry marks blocked load to decay.
+void nohz_balance_enter_idle(Kernel& k, Rq& rq) {
+  rq.has_blocked_load = true;
+  if (!rq.nohz_tick_stopped && !rq.sd.empty()) {
+    rq.nohz_tick_stopped = true;
+    k.nohz.idle_cpus_mask[rq.cpu >> 6] |= 1ULL << (rq.cpu & 63);
+    k.nohz.nr_cpus++;
+    if (!rq.sd_nohz_idle) {  // set_cpu_sd_state_idle()
+      rq.sd_nohz_idle = true;
+      k.llcs[rq.llc].nr_busy_cpus--;
+    }
+    k.nohz.needs_update = true;
+  }
+  k.nohz.has_blocked = true;
+}
+
+// nohz_balance_exit_idle() at the first busy tick.
+void nohz_balance_exit_idle(Kernel& k, Rq& rq) {
+  if (!rq.nohz_tick_stopped) return;
+  rq.nohz_tick_stopped = false;
+  k.nohz.idle_cpus_mask[rq.cpu >> 6] &= ~(1ULL << (rq.cpu & 63));
+  k.nohz.nr_cpus--;
+  if (rq.sd_nohz_idle) {  // set_cpu_sd_state_busy()
+    rq.sd_nohz_idle = false;
+    k.llcs[rq.llc].nr_busy_cpus++;
+  }
+}
+
+// Calls fn(cpu) for each CPU of nohz.idle_cpus_mask, from `start` with wrap-around
+// (for_each_cpu_wrap()); fn returns false to stop.
+template <typename Fn>
+static void for_each_nohz_idle_cpu_wrap(const Kernel& k, int start, Fn fn) {
   const int n = k.nr_cpus();
-  // The first CPU in [lo, hi) whose tick is stopped and that is idle.
-  auto find = [&k](int lo, int hi) {
+  for (int pass = 0; pass < 2; ++pass) {
+    const int lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
     for (int w = lo >> 6; (w << 6) < hi; ++w) {
-      uint64_t bits = k.nohz_tick_stopped[w];
+      uint64_t bits = k.nohz.idle_cpus_mask[w];
       if ((w << 6) < lo) bits &= ~0ULL << (lo & 63);
       for (; bits; bits &= bits - 1) {
         int c = (w << 6) + __builtin_ctzll(bits);
-        if (c >= hi) return -1;
-        if (idle_cpu(k, c)) return c;
+        if (c >= hi) break;
+        if (!fn(c)) return;
       }
     }
-    return -1;
-  };
-  int ilb = find(rq.cpu + 1, n);
-  if (ilb < 0) ilb = find(0, rq.cpu);
+  }
+}
+
+// find_new_ilb(): the first idle CPU of nohz.idle_cpus_mask other than this one.
+static int find_new_ilb(Kernel& k, int this_cpu, int64_t& cost) {
+  int ilb = -1;
+  for_each_nohz_idle_cpu_wrap(k, 0, [&](int c) {
+    if (c == this_cpu) return true;
+    cost += k.remote_read(this_cpu, c);
+    if (!idle_cpu(k, c)) return true;
+    ilb = c;
+    return false;
+  });
+  return ilb;
+}
+
+// kick_ilb(): pick the idle load balancer, OR the flags into its nohz_flags and, unless a kick
+// is already pending there, smp_call_function_single_async() its nohz_csd.
+static void kick_ilb(Kernel& k, Rq& rq, uint8_t flags, int64_t& cost) {
+  if (flags & NOHZ_BALANCE_KICK) k.nohz.next_balance = k.jiffies() + 1;
+  int ilb = find_new_ilb(k, rq.cpu, cost);
   if (ilb < 0) return;
-  k.nohz_next_balance = k.now() + Time::ns(k.tick_ns());
+  Rq& t = k.rqs[ilb];
+  if ((t.nohz_flags & flags) == flags) return;
+  const uint8_t old = t.nohz_flags;
+  t.nohz_flags |= flags;
+  cost += k.remote_read(rq.cpu, ilb);  // atomic_fetch_or() on its nohz_flags
+  if (old & NOHZ_KICK_MASK) return;
+  rq.c.nohz_ilb_kick++;
   Csd csd{rq.cpu, 0, false, nullptr, CsdFunc::NohzIdleBalance};
   cost += smp_call_function_single(k, rq, ilb, csd);
 }
 
-// nohz_csd_func() on the kicked CPU: balance every level now.
+// nohz_balancer_kick() from a busy CPU's tick: leave the NOHZ idle mask lazily; kick the ILB for
+// blocked-load stats when due, and for a full balance when this CPU has 2+ tasks or its LLC has
+// more than one busy CPU (no capacity or asym-packing cases: the model has neither).
+void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost) {
+  if (rq.idle_balance) return;
+  nohz_balance_exit_idle(k, rq);
+  if (k.nohz.nr_cpus == 0) return;
+  const int64_t now = k.jiffies();
+  uint8_t flags = 0;
+  if (k.nohz.has_blocked && now > k.nohz.next_blocked) flags = NOHZ_STATS_KICK;
+  if (now >= k.nohz.next_balance) {
+    if (rq.nr_running >= 2 || k.llcs[rq.llc].nr_busy_cpus > 1)
+      flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+  }
+  if (k.nohz.needs_update) flags |= NOHZ_NEXT_KICK;
+  if (flags) kick_ilb(k, rq, flags, cost);
+}
+
+// update_nohz_stats(): refresh an idle CPU's blocked load (at most once per jiffy); true while
+// it still has some.
+static bool update_nohz_stats(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
+  if (!rq.has_blocked_load) return false;
+  if (!rq.nohz_tick_stopped) return false;
+  if (k.jiffies() <= rq.last_blocked_load_update_tick) return true;
+  cost += sched_balance_update_blocked_averages(k, this_cpu, rq);
+  return rq.has_blocked_load;
+}
+
+// _nohz_idle_balance(): on the ILB CPU (or from nohz_run_idle_balance()), for each NOHZ idle CPU
+// from this_cpu + 1 around to this_cpu itself: refresh its blocked load (NOHZ_STATS_KICK) and,
+// when its balance is due, run sched_balance_domains() on its behalf (NOHZ_BALANCE_KICK). It
+// stops as soon as this CPU looks busy: need_resched() (which a polling kick has set), or with
+// ILB_NO_NEED_RESCHED only when this CPU is also no longer idle_cpu().
+int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
+  int64_t cost = 0;
+  const int this_cpu = this_rq.cpu;
+  const int64_t now = k.jiffies();
+  int64_t next_balance_j = now + kNoBalanceJiffies * k.m.tunables.hz;
+  Time next_balance = Time::max();
+  bool update_next = false;
+  bool has_blocked = false;
+  bool aborted = false;
+  this_rq.c.nohz_idle_balance++;
+  if (flags & NOHZ_STATS_KICK) k.nohz.has_blocked = false;
+  if (flags & NOHZ_NEXT_KICK) k.nohz.needs_update = false;
+  for_each_nohz_idle_cpu_wrap(k, (this_cpu + 1) % k.nr_cpus(), [&](int c) {
+    cost += k.remote_read(this_cpu, c);
+    if (!idle_cpu(k, c)) return true;
+    bool busy = this_rq.need_resched;
+    for (Change* ch : k.hooks(Hook::nohz_idle_balance_busy))
+      ch->on_nohz_idle_balance_busy(this_rq, busy);
+    if (busy) {
+      if (flags & NOHZ_STATS_KICK) has_blocked = true;
+      if (flags & NOHZ_NEXT_KICK) k.nohz.needs_update = true;
+      aborted = true;
+      return false;
+    }
+    Rq& rq = k.rqs[c];
+    if (flags & NOHZ_STATS_KICK) has_blocked |= update_nohz_stats(k, this_cpu, rq, cost);
+    if (k.now() >= rq.next_balance) {
+      cost += k.remote_read(this_cpu, c);  // rq_lock_irqsave(); update_rq_clock()
+      if (flags & NOHZ_BALANCE_KICK) sched_balance_domains(k, this_cpu, rq, cost);
+    }
+    if (rq.next_balance < next_balance) {
+      next_balance = rq.next_balance;
+      update_next = true;
+    }
+    return true;
+  });
+  if (aborted) {
+    this_rq.c.nohz_idle_balance_abort++;
+  } else {
+    if (update_next) {
+      int64_t j = next_balance.count() / k.tick_ns();
+      k.nohz.next_balance = std::min(j, next_balance_j);
+    }
+    if (flags & NOHZ_STATS_KICK)
+      k.nohz.next_blocked = now + kLoadAvgPeriodMs * k.m.tunables.hz / 1000;
+  }
+  if (has_blocked) k.nohz.has_blocked = true;
+  return k.cost(cost);
+}
+
+// nohz_csd_func() on the kicked CPU (from the call-function IPI, or from do_idle()'s flush after
+// a polling kick): take the kick flags; if the CPU is idle raise SCHED_SOFTIRQ for
+// _nohz_idle_balance(). Before v6.13 it gave up when need_resched() was set, which a polling kick
+// always sets (ILB_NO_NEED_RESCHED drops that test).
 int64_t nohz_csd_func(Kernel& k, int cpu) {
-  int64_t lb = 0;
-  Rq& r = k.rqs[cpu];
-  for (auto& sd : r.sd) sd.last_balance = Time();  // due now
-  sched_balance_domains(k, r, lb);
-  return lb;
+  Rq& rq = k.rqs[cpu];
+  rq.c.nohz_csd_run++;
+  const uint8_t flags = rq.nohz_flags & (NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
+  rq.nohz_flags &= static_cast<uint8_t>(~(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK));
+  rq.idle_balance = idle_cpu(k, cpu);
+  bool bail = rq.need_resched;
+  if (rq.idle_balance)
+    for (Change* c : k.hooks(Hook::nohz_csd_func)) c->on_nohz_csd_func(rq, bail);
+  if (rq.idle_balance && !bail) {
+    rq.nohz_idle_balance = flags;
+    return raise_softirq_irqoff(k, cpu, SCHED_SOFTIRQ);
+  }
+  rq.c.nohz_ilb_bail++;
+  return 0;
 }
 
 }  // namespace schedlab::kernel

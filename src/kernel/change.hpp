@@ -87,6 +87,14 @@ struct ChangeInfo {
   HOOK(newidle_balance_domain)                                                                   \
   HOOK(sched_tick)                                                                               \
   HOOK(send_call_function_single_ipi)                                                            \
+  HOOK(call_function_single_prep_ipi)                                                            \
+  HOOK(set_nr_if_polling)                                                                        \
+  HOOK(do_idle_flush)                                                                            \
+  HOOK(pick_next_task_newidle)                                                                   \
+  HOOK(update_newidle_cost)                                                                      \
+  HOOK(nohz_csd_func)                                                                            \
+  HOOK(nohz_idle_balance_busy)                                                                   \
+  HOOK(raise_softirq)                                                                            \
   HOOK(return_to_task)
 
 enum class Hook : int {
@@ -186,6 +194,41 @@ class Change {
                                                 int64_t& /*cost*/) {
     return false;
   }
+  // send_call_function_single_ipi() -> call_function_single_prep_ipi(), the csd queued first on
+  // `to`: whether to try set_nr_if_polling() on its idle task before sending the IPI
+  // (`try_polling`, default false: the IPI is sent; CSD_POLL_KICK sets it).
+  virtual void on_call_function_single_prep_ipi(int /*from*/, int /*to*/, bool& /*try_polling*/) {}
+  // set_nr_if_polling(): the target's idle task polls and has no flag set yet; return true if
+  // the change set a flag of its own instead of TIF_NEED_RESCHED (and woke the CPU with
+  // wake_polling_idle()).
+  virtual bool on_set_nr_if_polling(int /*from*/, Rq& /*target*/, int64_t /*offset*/) {
+    return false;
+  }
+  // do_idle() left its loop (polling cleared, the tick restarted): whether to run
+  // flush_smp_call_function_queue() here (`flush`, default false: every csd then came with an
+  // IPI whose handler ran it) and whether schedule_idle() follows in any case (`always_schedule`,
+  // default true) or only if need_resched() is set after the flush.
+  virtual void on_do_idle_flush(Rq& /*rq*/, bool& /*flush*/, bool& /*always_schedule*/) {}
+  // pick_next_task_fair() found nothing to run: whether to run sched_balance_newidle()
+  // (`balance`, default NEWIDLE_BALANCE); prev is the task that called __schedule().
+  virtual void on_pick_next_task_newidle(Rq& /*rq*/, Task* /*prev*/, bool& /*balance*/) {}
+  // update_newidle_cost() after newidle balance of `sd`: `cost` is the level's walk plus
+  // `blocked_ns` of update_blocked_averages() (charged to the first level, as since v5.17);
+  // return true if the change updated sd.max_newidle_lb_cost itself (it may change `cost`, what
+  // counts against avg_idle for the next levels).
+  virtual bool on_update_newidle_cost(Rq& /*rq*/, SchedDomain& /*sd*/, int64_t /*blocked_ns*/,
+                                      int64_t& /*cost*/) {
+    return false;
+  }
+  // nohz_csd_func() on an idle CPU: `bail` is need_resched() (the kick is dropped); the change
+  // may clear it.
+  virtual void on_nohz_csd_func(Rq& /*rq*/, bool& /*bail*/) {}
+  // _nohz_idle_balance()'s per-CPU test whether the balancing CPU turned busy: `busy` is
+  // need_resched(); the change may decide otherwise.
+  virtual void on_nohz_idle_balance_busy(Rq& /*this_rq*/, bool& /*busy*/) {}
+  // raise_softirq_irqoff() outside interrupt context: whether to wake ksoftirqd
+  // (`wake_ksoftirqd`, default true as on !PREEMPT_RT).
+  virtual void on_raise_softirq(Rq& /*rq*/, int /*nr*/, bool& /*wake_ksoftirqd*/) {}
   // Cpu::return_to_task() after pending interrupts: return true if the change took the CPU
   // (it set the mode and what runs next).
   virtual bool on_return_to_task(Rq& /*rq*/) { return false; }

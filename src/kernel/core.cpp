@@ -18,7 +18,10 @@ static void change_nr_running(Kernel& k, Rq& rq, int delta) {
   rq.nr_running += delta;
   bool is = rq.nr_running >= 2;
   if (was != is) k.rd.nr_overloaded += is ? 1 : -1;
-  if (is) k.rd.overload = true;  // set_rd_overloaded()
+  if (is && !k.rd.overload) {  // set_rd_overloaded()
+    k.rd.overload = true;
+    rq.c.rd_overload_set++;
+  }
 }
 void add_nr_running(Kernel& k, Rq& rq, int count) { change_nr_running(k, rq, count); }
 void sub_nr_running(Kernel& k, Rq& rq, int count) { change_nr_running(k, rq, -count); }
@@ -115,10 +118,13 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   cpu.run_steps(Resume::FinishTaskSwitch);
 }
 
+// The rq unlock (raw_spin_rq_unlock_irq(), in finish_lock_switch() or at the end of
+// __schedule() when prev == next) enables interrupts: those that arrived since __schedule()'s
+// entry are taken now. The idle task then goes on in schedule_idle()'s loop.
 void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
   if (prev != next) update_rq_util(k, rq);
   if (next == rq.idle) {
-    do_idle(k, rq);
+    k.cpus[rq.cpu].resume(Resume::IrqsThenScheduleIdleLoop);
     return;
   }
   if (prev != next) {
@@ -147,7 +153,11 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
   Task* next = pick_from_classes(k, rq);
   rq.curr = prev;
   if (next) return next;
-  if (k.f.on(Feature::NEWIDLE_BALANCE) && sched_balance_newidle(k, rq) > 0) {
+  // pick_next_task_fair()'s newidle balance.
+  bool balance = k.f.on(Feature::NEWIDLE_BALANCE);
+  for (Change* c : k.hooks(Hook::pick_next_task_newidle))
+    c->on_pick_next_task_newidle(rq, prev, balance);
+  if (balance && sched_balance_newidle(k, rq) > 0) {
     next = pick_from_classes(k, rq);
     if (next) return next;
   }
@@ -157,19 +167,19 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
 // --- sched_tick() --------------------------------------------------------------------------
 
 // sched_tick(): the class's task_tick (slice accounting), changes' tick work (Hook::sched_tick),
-// then the balance softirq and the nohz kick.
+// rq->idle_balance, then sched_balance_trigger(): SCHED_SOFTIRQ when a balance is due (it runs
+// at irq_exit()) and the NOHZ idle-balance kick.
 void sched_tick(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.c.ticks++;
   int64_t c = k.cost(k.m.costs.tick_ns);
-  int64_t lb = 0;
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
   for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq);
   update_rq_util(k, rq);
-  if (k.now() >= rq.next_balance) sched_balance_domains(k, rq, lb);
-  nohz_balancer_kick(k, rq, lb);
-  cpu.push_step(KernelPath::Tick, c);
-  if (lb > 0) cpu.push_step(KernelPath::LoadBalance, lb);
+  rq.idle_balance = idle_cpu(k, rq.cpu);
+  int64_t kick = 0;
+  sched_balance_trigger(k, rq, kick);
+  cpu.push_step(KernelPath::Tick, c + kick);
 }
 
 // --- sched_yield() ------------------------------------------------------------------------
@@ -194,6 +204,13 @@ void do_exit(Kernel& k, Rq& rq, Task* p) {
 
 // --- try_to_wake_up() ---------------------------------------------------------------------
 
+static int first_allowed_cpu(const Kernel& k, const Task* p) {
+  if (p->allowed_on(p->cpu)) return p->cpu;
+  for (int c = 0; c < k.nr_cpus(); ++c)
+    if (p->allowed_on(c)) return c;
+  return p->cpu;
+}
+
 // Models try_to_wake_up() on `this_cpu` (waker may be null: interrupt context). Returns the
 // waker-side cost. Decisions are taken now; remote effects (IPIs, polling kicks) are scheduled
 // at the offset within the waker's cost where they happen. Left out: pi_lock contention, the
@@ -205,7 +222,9 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
   if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
   int prev_cpu = p->cpu;
-  int cpu = p->sched_class->select_task_rq(k, this_cpu, waker, p, sync, c);
+  // select_task_rq(): a task allowed on one CPU only goes there (cpumask_any()).
+  int cpu = p->nr_cpus_allowed == 1 ? first_allowed_cpu(k, p)
+                                    : p->sched_class->select_task_rq(k, this_cpu, waker, p, sync, c);
   if (cpu != prev_cpu) set_task_cpu(k, p, cpu);
   if (cpu == this_cpu)
     k.rqs[this_cpu].c.ttwu_local++;
@@ -296,6 +315,7 @@ int64_t resched_curr(Kernel& k, int this_cpu, Rq& t, int64_t offset) {
   for (Change* ch : k.hooks(Hook::resched_curr))
     if (ch->on_resched_curr(this_cpu, t, offset, cost)) return cost;
   if (t.polling) {
+    t.need_resched = true;
     wake_polling_idle(k, this_cpu, t, offset);
     return k.remote_read(this_cpu, t.cpu);
   }

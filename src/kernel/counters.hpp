@@ -56,6 +56,18 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   ARRAY(ipi_received, PerIpi, "count", kJson, "IPIs handled, by kind")                           \
   COUNTER(wake_polling_no_ipi, "count", kJson | kAb | kSummary,                                  \
           "polling idle CPUs woken by a flag store instead of an IPI (sender)")                  \
+  COUNTER(csd_run_ipi, "count", kJson | kAb, "call functions run by the call-function IPI handler") \
+  COUNTER(csd_run_idle, "count", kJson | kAb,                                                    \
+          "call functions run by do_idle()'s flush_smp_call_function_queue()")                   \
+  COUNTER(irqs_off_ns, "ns", kJson | kAb, "kernel work with interrupts disabled")                \
+  COUNTER(irq_pending_ns, "ns", kJson, "time interrupts waited for interrupts to be enabled")    \
+  COUNTER(cpuidle_rejected, "count", kJson,                                                      \
+          "call_cpuidle() found need_resched after clearing polling (state not entered)")       \
+  COUNTER(softirq_sched, "count", kJson, "SCHED_SOFTIRQ runs (sched_balance_softirq())")         \
+  COUNTER(ksoftirqd_wakeups, "count", kJson,                                                     \
+          "wakeup_softirqd(): a softirq raised outside interrupt context")                       \
+  COUNTER(set_idle_cores, "count", kJson, "__update_idle_core() wrote has_idle_cores = 1")       \
+  COUNTER(rd_overload_set, "count", kJson, "set_rd_overloaded(): a runqueue reached 2 tasks")    \
   COUNTER(select_idle_cpu_calls, "count", kJson, "select_idle_cpu() calls")                      \
   COUNTER(select_idle_cpu_scanned, "cpus", kJson | kSummary, "CPUs select_idle_cpu() visited")   \
   DERIVED(select_idle_cpu_scanned_per_call, "cpus", kAb, "CPUs visited per select_idle_cpu()",   \
@@ -70,6 +82,19 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   DERIVED(newidle_balance_ns, "ns", kJson | kAb, "time in newidle balance",                      \
           c.kernel_ns[static_cast<int>(trace::KernelPath::NewidleBalance)])                      \
   COUNTER(newidle_balance_pulled, "count", kJson | kSummary, "tasks newidle balance pulled")     \
+  COUNTER(newidle_balance_walks, "count", kJson | kAb,                                           \
+          "newidle balance past its gates: blocked-load update and the domain walk")             \
+  COUNTER(newidle_balance_lb_count, "count", kJson,                                              \
+          "sched_balance_rq(CPU_NEWLY_IDLE) per level (schedstat lb_count)")                     \
+  COUNTER(nohz_newilb_kick, "count", kJson, "nohz_newidle_balance() set NOHZ_NEWILB_KICK")       \
+  COUNTER(nohz_ilb_kick, "count", kJson, "kick_ilb() queued nohz_csd to an idle CPU")            \
+  COUNTER(nohz_csd_run, "count", kJson, "nohz_csd_func() runs (idle-balance kicks received)")    \
+  COUNTER(nohz_ilb_bail, "count", kJson,                                                         \
+          "nohz_csd_func() raised no softirq (need_resched, or the CPU was not idle)")           \
+  COUNTER(nohz_idle_balance, "count", kJson,                                                     \
+          "_nohz_idle_balance() runs (idle balancer, or nohz_run_idle_balance())")               \
+  COUNTER(nohz_idle_balance_abort, "count", kJson,                                               \
+          "... that stopped early (the idle balancer CPU looked busy)")                          \
   COUNTER(load_balance_calls, "count", kJson, "periodic sched_balance_rq() at one level")        \
   COUNTER(load_balance_pulled, "count", kJson, "tasks periodic balancing pulled")                \
   COUNTER(migrations, "count", kJson | kAb | kSummary, "set_task_cpu() moving a task here")      \

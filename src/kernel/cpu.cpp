@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 
 #include "kernel/kernel.hpp"
@@ -19,7 +20,7 @@ void CpuEvent::process() {
     case Tick: tick_sched_timer(*k, cpu); return;
     case PollLimit: poll_idle_time_limit(*k, k->rqs[cpu]); return;
     case PollingWake:
-      if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rqs[cpu], nullptr);
+      if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rqs[cpu], true);
       return;
   }
 }
@@ -125,8 +126,27 @@ void Cpu::step_next() {
 void Cpu::step_done() {
   KernelStep s = steps_[head_++];
   if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
+  if (!s.irqs_on) rq_->c.irqs_off_ns += (k_->now() - kstep_start_).count();
   step_effect(s);
   step_next();
+}
+
+// An interrupt arrives during a step that runs with interrupts enabled: the step stops, the
+// handler's steps run, then the rest of the step.
+void Cpu::interrupt_step(const Irq& irq) {
+  KernelStep& s = steps_[head_];
+  s.ns = (step_end_.when() - k_->now()).count();
+  k_->ev.deschedule(step_end_);
+  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
+  const size_t mark = steps_mark();
+  push_irq_steps(irq);
+  insert_pushed_steps(mark);
+  step_next();
+}
+
+void Cpu::insert_pushed_steps(size_t mark) {
+  std::rotate(steps_.begin() + static_cast<std::ptrdiff_t>(head_),
+              steps_.begin() + static_cast<std::ptrdiff_t>(mark), steps_.end());
 }
 
 // What a step does when it ends.
@@ -137,6 +157,24 @@ void Cpu::step_effect(const KernelStep& s) {
     case StepDone::TtwuPending: sched_ttwu_pending(*k_, *rq_, s.count); return;
     case StepDone::IpiExit:
       if (k_->sink) k_->sink->ipi_exit(k_->now(), cpu_, s.ipi);
+      return;
+    case StepDone::CsdQueue:
+    case StepDone::CsdPrepIpi:
+    case StepDone::CsdKick:
+    case StepDone::CsdIpi: {
+      const size_t mark = steps_mark();
+      smp_call_function_single_step(*k_, cpu_, s.done);
+      insert_pushed_steps(mark);
+      return;
+    }
+    case StepDone::SoftirqEnd:
+      // __do_softirq() restarts while softirqs were raised during it (by a nested interrupt).
+      softirq_running = false;
+      if (local_softirq_pending(*k_, cpu_)) {
+        const size_t mark = steps_mark();
+        do_softirq(*k_, *rq_);
+        insert_pushed_steps(mark);
+      }
       return;
   }
 }
@@ -150,12 +188,30 @@ void Cpu::resume(Resume r) {
     case Resume::ReturnToTask: return_to_task(); return;
     case Resume::ProcessPendingIrqs: process_pending_irqs(after_irqs_); return;
     case Resume::DoIdle: do_idle(k, rq); return;
+    case Resume::DoIdlePolling: do_idle_polling(k, rq); return;
     case Resume::IdleLoop: do_idle_loop(k, rq); return;
-    case Resume::EnterIdleState: cpuidle_enter_state(k, rq, enter_state, enter_stop_tick); return;
-    case Resume::IdleWakeIrq: handle_irq(wake_irq, Resume::IdleLoop); return;
-    case Resume::DoIdleExit: do_idle_exit(k, rq); return;
-    case Resume::IrqsThenScheduleIdle: process_pending_irqs(Resume::ScheduleIdle); return;
-    case Resume::ScheduleIdle: __schedule(k, rq, SchedMode::SM_IDLE); return;
+    case Resume::CallCpuidle: call_cpuidle(k, rq); return;
+    case Resume::EnterIdleState: cpuidle_enter_state(k, rq, enter_state); return;
+    case Resume::CpuidleIrqsOn: process_pending_irqs(Resume::CpuidleExitDone); return;
+    case Resume::CpuidleExitDone: cpuidle_exit_done(k, rq); return;
+    case Resume::ExitIdle: exit_idle(k, rq); return;
+    case Resume::PollContinue: poll_idle_continue(k, rq); return;
+    case Resume::IdleFlush: do_idle_flush(k, rq); return;
+    case Resume::IrqsThenScheduleIdle:
+      // schedule_idle(): do { __schedule(SM_IDLE); } while (need_resched());
+      if (!pending_irqs_.empty()) {
+        process_pending_irqs(Resume::IrqsThenScheduleIdle);
+        return;
+      }
+      __schedule(k, rq, SchedMode::SM_IDLE);
+      return;
+    case Resume::IrqsThenScheduleIdleLoop:
+      if (!pending_irqs_.empty()) {
+        process_pending_irqs(Resume::IrqsThenScheduleIdleLoop);
+        return;
+      }
+      schedule_idle_loop(k, rq);
+      return;
     case Resume::FinishTaskSwitch: finish_task_switch(k, rq, switch_prev, switch_next); return;
     case Resume::Change: resume_change->resume(rq, resume_point); return;
   }
@@ -207,13 +263,13 @@ void Cpu::return_to_task() {
   for (Change* c : k.hooks(Hook::return_to_task))
     if (c->on_return_to_task(rq)) return;
   Task* p = rq.curr;
-  if (rq.need_resched) {
-    __schedule(k, rq, SchedMode::SM_PREEMPT);
-    return;
-  }
-  if (p->waiting_csd) {
+  if (p->waiting_csd) {  // spinning in csd_lock_wait() with preemption disabled (get_cpu())
     set_mode(Mode::Task);
     account(0);
+    return;
+  }
+  if (rq.need_resched) {
+    __schedule(k, rq, SchedMode::SM_PREEMPT);
     return;
   }
   if (p->in_compute && p->work_left > 0) {
@@ -265,10 +321,10 @@ void Cpu::continue_task() {
         return;
       }
       case Action::CallFunc: {
+        // smp_call_function_single() runs in task context with interrupts enabled.
         Csd csd{cpu_, a.ns, a.wait, a.wait ? p : nullptr};
         if (a.wait) p->waiting_csd = true;
-        int64_t c = smp_call_function_single(k, rq, a.cpu, csd);
-        push_step(KernelPath::Syscall, c);
+        smp_call_function_single_from_task(k, rq, a.cpu, csd);
         run_steps(Resume::ReturnToTask);
         return;
       }
@@ -285,9 +341,15 @@ void Cpu::continue_task() {
 
 // --- interrupts -----------------------------------------------------------------------------
 
-void Cpu::deliver_irq(const Irq& irq) {
+void Cpu::deliver_irq(const Irq& in) {
+  Irq irq = in;
+  irq.arrived = k_->now();
   switch (mode_) {
     case Mode::Kernel:
+      if (head_ < steps_.size() && steps_[head_].irqs_on && step_end_.scheduled()) {
+        interrupt_step(irq);
+        return;
+      }
       pending_irqs_.push_back(irq);
       return;
     case Mode::Task:
@@ -298,9 +360,22 @@ void Cpu::deliver_irq(const Irq& irq) {
       handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
-      cpuidle_exit_state(*k_, *rq_, &irq);
+      pending_irqs_.push_back(irq);
+      if (k_->cpuidle[cpu_].polls_with_irqs_on) {
+        // poll_idle() and cpu_idle_poll() spin with interrupts enabled: the handler runs inside
+        // the loop, which then goes on polling unless need_resched.
+        process_pending_irqs(Resume::PollContinue);
+        return;
+      }
+      cpuidle_exit_state(*k_, *rq_, true);
       return;
   }
+}
+
+bool Cpu::tick_pending() const {
+  for (const Irq& i : pending_irqs_)
+    if (i.kind == Irq::Tick) return true;
+  return false;
 }
 
 void Cpu::process_pending_irqs(Resume then) {
@@ -311,30 +386,39 @@ void Cpu::process_pending_irqs(Resume then) {
   after_irqs_ = then;
   Irq irq = pending_irqs_.front();
   pending_irqs_.erase(pending_irqs_.begin());
+  rq_->c.irq_pending_ns += (k_->now() - irq.arrived).count();
   handle_irq(irq, Resume::ProcessPendingIrqs);
 }
 
-// Interrupt entry, the handler, interrupt exit. Reschedule IPI: scheduler_ipi() only folds
-// need_resched. Call-function IPI: __flush_smp_call_function_queue(). Timer: the hrtimer
-// callback wakes the sleeper. Tick: sched_tick() and the balance softirq.
 void Cpu::handle_irq(const Irq& irq, Resume then) {
+  push_irq_steps(irq);
+  run_steps(then);
+}
+
+// Interrupt entry, the handler, irq_exit(), then the softirqs raised (unless a softirq run is
+// already in progress on this CPU: it restarts instead). Reschedule IPI: scheduler_ipi() only
+// folds need_resched. Call-function IPI: __flush_smp_call_function_queue(). Timer: the hrtimer
+// callback wakes the sleeper. Tick: sched_tick(), which may raise SCHED_SOFTIRQ. No handler sets
+// need_resched by itself.
+void Cpu::push_irq_steps(const Irq& irq) {
   Kernel& k = *k_;
+  enter_irq_ctx();
+  push_step(KernelPath::Irq, k.cost(k.m.costs.ipi_entry_ns));
   switch (irq.kind) {
     case Irq::Ipi:
       smp_ipi_handler(k, *rq_, irq.ipi);
       break;
-    case Irq::Timer: {
+    case Irq::Timer:
       // hrtimer_wakeup()
-      int64_t c = k.cost(k.m.costs.ipi_entry_ns);
-      c += try_to_wake_up(k, cpu_, nullptr, irq.timer_task, false);
-      push_step(KernelPath::IpiHandler, c);
+      push_step(KernelPath::Ttwu, try_to_wake_up(k, cpu_, nullptr, irq.timer_task, false));
       break;
-    }
     case Irq::Tick:
       sched_tick(k, *rq_);
       break;
   }
-  run_steps(then);
+  push_step(KernelPath::Irq, k.cost(k.m.costs.irq_exit_ns));
+  exit_irq_ctx();
+  if (!softirq_running && !in_interrupt() && local_softirq_pending(k, cpu_)) do_softirq(k, *rq_);
 }
 
 }  // namespace schedlab::kernel

@@ -29,9 +29,10 @@ struct Irq {
   enum Kind : uint8_t { Ipi, Timer, Tick } kind = Ipi;
   IpiKind ipi = IpiKind::Reschedule;
   Task* timer_task = nullptr;  // for Timer
-  static Irq of_ipi(IpiKind k) { return {Ipi, k, nullptr}; }
-  static Irq of_timer(Task* p) { return {Timer, IpiKind::Reschedule, p}; }
-  static Irq of_tick() { return {Tick, IpiKind::Reschedule, nullptr}; }
+  Time arrived;                // when it was raised on this CPU (set by deliver_irq())
+  static Irq of_ipi(IpiKind k) { return {Ipi, k, nullptr, {}}; }
+  static Irq of_timer(Task* p) { return {Timer, IpiKind::Reschedule, p, {}}; }
+  static Irq of_tick() { return {Tick, IpiKind::Reschedule, nullptr, {}}; }
 };
 
 // Where a CPU continues when its kernel chain is done.
@@ -40,12 +41,17 @@ enum class Resume : uint8_t {
   ReturnToTask,        // back in task context: pending IRQs, preemption point, the task's work
   ProcessPendingIrqs,  // the next IRQ that arrived while IRQs were off, then `after_irqs`
   DoIdle,              // do_idle()
+  DoIdlePolling,       // do_idle() after nohz_run_idle_balance(): set polling, tick_nohz_idle_enter()
   IdleLoop,            // the next turn of do_idle()'s loop
-  EnterIdleState,      // cpuidle_enter_state() with the state chosen before the entry step
-  IdleWakeIrq,         // after an idle state's exit: the interrupt that woke the CPU
-  DoIdleExit,          // after a polling wakeup's exit: leave the idle loop
+  CallCpuidle,         // call_cpuidle() after the governor: clear polling and test need_resched
+  EnterIdleState,      // the state's enter() with the state chosen by the governor
+  CpuidleIrqsOn,       // after a state's exit: local_irq_enable() takes the pending interrupts
+  CpuidleExitDone,     // cpuidle_enter_state()'s accounting, cpuidle_reflect()
+  ExitIdle,            // cpuidle_idle_call()'s exit_idle: set polling, the loop's test
+  PollContinue,        // poll_idle() after an interrupt taken while polling
+  IdleFlush,           // leaving the loop: clear polling, flush_smp_call_function_queue()
   IrqsThenScheduleIdle,  // pending IRQs, then schedule_idle()
-  ScheduleIdle,        // schedule_idle()
+  IrqsThenScheduleIdleLoop,  // pending IRQs (the rq unlock), then `while (need_resched())`
   FinishTaskSwitch,    // after __schedule()'s steps
   Change,              // a scheduler change's continuation: resume_change->resume(point)
 };
@@ -56,16 +62,30 @@ enum class StepDone : uint8_t {
   CsdUnlock,   // csd_unlock(): the waiting sender sees its call-function done
   TtwuPending, // sched_ttwu_pending(): enqueue the first `count` tasks taken off the wake list
   IpiExit,     // the ipi_exit tracepoint
+  SoftirqEnd,  // __do_softirq() done: restart if softirqs were raised meanwhile
+  // smp_call_function_single() on the sender, csd in Cpu::csd_out:
+  CsdQueue,    // llist_add() landed: the csd is on the target's queue
+  CsdPrepIpi,  // set_nr_if_polling()'s read of the idle task's flags arrived
+  CsdKick,     // its cmpxchg landed: TIF_NEED_RESCHED set (or polling was gone: IPI)
+  CsdIpi,      // the ICR write: the IPI is on its way
 };
 
 // One piece of kernel work on a CPU: `ns` of `path`, then `done` takes effect.
+// A step runs with interrupts disabled unless `irqs_on`: then an interrupt is taken at once and
+// the rest of the step runs after its handler.
 struct KernelStep {
   KernelPath path;
   int64_t ns;
   StepDone done = StepDone::None;
   IpiKind ipi = IpiKind::Reschedule;  // IpiExit
+  bool irqs_on = false;
   uint32_t count = 0;                 // TtwuPending
   Task* task = nullptr;               // CsdUnlock: the waiter
+  static KernelStep irqs_enabled(KernelPath p, int64_t ns) {
+    KernelStep s{p, ns};
+    s.irqs_on = true;
+    return s;
+  }
 };
 
 // An event a CPU (or its tick, cpuidle device) owns.
@@ -106,6 +126,19 @@ class Cpu {
   void deliver_irq(const Irq& irq);
   void process_pending_irqs(Resume then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
+  const Irq* first_pending_irq() const { return pending_irqs_.empty() ? nullptr : &pending_irqs_.front(); }
+  bool tick_pending() const;           // a pending interrupt is the tick
+  // Pushes an interrupt's steps: entry, handler, irq_exit(), then pending softirqs.
+  void push_irq_steps(const Irq& irq);
+  // Inserts the steps pushed since `mark` (= steps count then) before the rest of the chain.
+  void insert_pushed_steps(size_t mark);
+  size_t steps_mark() const { return steps_.size(); }
+  // in_interrupt(): decisions taken while building a handler's or a softirq's steps.
+  bool in_interrupt() const { return irq_ctx_ > 0; }
+  void enter_irq_ctx() { ++irq_ctx_; }
+  void exit_irq_ctx() { --irq_ctx_; }
+  bool softirq_running = false;        // __do_softirq() steps are queued or running
+  bool softirq_after_flush = false;    // do_idle()'s flush will run do_softirq() (ILB_NO_KSOFTIRQD)
   void resume(Resume r);
   void step_done();                   // the current step's event
   void task_segment_done();           // the current segment's event
@@ -115,6 +148,7 @@ class Cpu {
   void step_next();
   void step_effect(const KernelStep& s);
   void handle_irq(const Irq& irq, Resume then);
+  void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();
 
@@ -135,6 +169,7 @@ class Cpu {
   CpuEvent segment_end_;
   CpuEvent step_end_;
   std::vector<Irq> pending_irqs_;  // arrived while IRQs were off
+  int irq_ctx_ = 0;
 
  public:  // (after the hot private fields, which share the first cache lines)
   // Continuation arguments (one chain at a time).
@@ -142,9 +177,11 @@ class Cpu {
   Task* switch_next = nullptr;
   int enter_state = 0;
   bool enter_stop_tick = false;
-  Irq wake_irq;
   Change* resume_change = nullptr;  // Resume::Change
   uint8_t resume_point = 0;
+  Time poll_deadline;  // POLL's time limit (cpuidle_poll_time()) in this poll_idle()
+  Csd csd_out;         // the csd this CPU's smp_call_function_single() is queueing
+  int csd_target = -1;
 
   // Recurring events owned by the CPU.
   CpuEvent tick;

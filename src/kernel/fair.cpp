@@ -378,14 +378,21 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   return found;
 }
 
-// __update_idle_core() from set_next_task_idle(): if every SMT sibling is idle, mark the LLC as
-// having an idle core.
-void __update_idle_core(Kernel& k, Rq& rq) {
+// __update_idle_core() from set_next_task_idle(): test_idle_cores() reads the LLC's shared line;
+// if it is clear and every SMT sibling is idle, set_idle_cores() writes it (a line transfer
+// within the LLC). Returns the cost.
+int64_t __update_idle_core(Kernel& k, Rq& rq) {
   SchedDomainShared& sds = k.llcs[rq.llc];
-  if (sds.has_idle_cores) return;
-  for (int s : k.topo.smt_mask(rq.cpu))
-    if (s != rq.cpu && !idle_cpu(k, s)) return;
+  int64_t c = k.remote_read(Distance::Llc);
+  if (sds.has_idle_cores) return c;
+  for (int s : k.topo.smt_mask(rq.cpu)) {
+    if (s == rq.cpu) continue;
+    c += k.remote_read(Distance::Smt);
+    if (!idle_cpu(k, s)) return c;
+  }
   sds.has_idle_cores = true;
+  rq.c.set_idle_cores++;
+  return c + k.remote_read(Distance::Llc);
 }
 
 // --- fork placement -------------------------------------------------------------------------

@@ -1,6 +1,19 @@
-// kernel/sched/idle.c and drivers/cpuidle/cpuidle.c: the idle class, do_idle() with
-// TIF_POLLING_NRFLAG, cpuidle_idle_call() (governor, NOHZ tick stop, state entry and exit), the
-// POLL state's time limit.
+// kernel/sched/idle.c and drivers/cpuidle/cpuidle.c: the idle class, do_idle() in the kernel's
+// order with its TIF_POLLING_NRFLAG windows, cpuidle_idle_call() (governor, NOHZ tick stop,
+// call_cpuidle()'s clear-and-test), the states' enter and exit (POLL and MWAIT set polling again
+// around their wait and clear it when they return), the POLL state's time limit.
+//
+// The polling bit is what a remote CPU tests (set_nr_if_polling(), set_nr_and_not_polling()):
+// set, a wakeup or call-function kick is a store to the idle task's flags; clear, the remote CPU
+// sends an IPI. In do_idle() it is
+//   set   from __current_set_polling() through tick_nohz_idle_enter(), the loop's need_resched
+//         test and the governor,
+//   clear from call_cpuidle()'s clear-and-test through cpuidle_enter_state()'s bookkeeping,
+//   set   inside POLL and MWAIT states (poll_idle(), mwait_idle_with_hints()), clear in HLT-like
+//         ones, clear again when the state returns (and while the interrupt that woke the CPU is
+//         handled), until exit_idle's __current_set_polling(),
+//   set   through tick_nohz_idle_exit() when the loop ends, then clear for the call-queue flush,
+//         schedule_idle() and the top of the next do_idle() (nohz_run_idle_balance()).
 #include <algorithm>
 
 #include "kernel/kernel.hpp"
@@ -27,16 +40,10 @@ void task_tick_idle(Kernel&, Rq&, Task*) {}
 void yield_task_idle(Kernel&, Rq&) {}
 }  // namespace
 
-// set_next_task_idle() -> __update_idle_core(): reading the SMT siblings' state costs a line
-// transfer each.
+// set_next_task_idle() -> update_idle_core() (SMT only: the sched_smt_present key).
 int64_t set_next_task_idle(Kernel& k, Rq& rq, Task*) {
-  int64_t c = 0;
-  if (k.topo.threads_per_core() > 1) {
-    for (int s : k.topo.smt_mask(rq.cpu))
-      if (s != rq.cpu) c += k.remote_read(Distance::Smt);
-    __update_idle_core(k, rq);
-  }
-  return c;
+  if (k.topo.threads_per_core() < 2) return 0;
+  return __update_idle_core(k, rq);
 }
 
 const SchedClass idle_sched_class = {
@@ -48,11 +55,15 @@ const SchedClass idle_sched_class = {
 
 // --- do_idle() ------------------------------------------------------------------------------
 
-// do_idle(): set TIF_POLLING_NRFLAG, then loop choosing and entering idle states until
-// need_resched; then flush the call queue and schedule_idle().
+// need_resched(), or with TIF_NOTIFY_IPI need_resched_or_ipi(): what ends the polling loops.
+bool need_resched_or_ipi(const Kernel&, const Rq& rq) {
+  return rq.need_resched || rq.notify_ipi;  // only TIF_NOTIFY_IPI sets notify_ipi
+}
+
+// do_idle() from the top: interrupts are on here (the rq unlock at the end of __schedule() took
+// the pending ones). nohz_run_idle_balance() runs first, with polling still clear.
 void do_idle(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
-  rq.polling = true;
   k.cpuidle[rq.cpu].poll_time_limit = false;
   // rq->idle_stamp is set by newidle balance; without it, here, so avg_idle still learns.
   if (!k.f.on(Feature::NEWIDLE_BALANCE) && !rq.idle_stamp_valid) {
@@ -65,92 +76,153 @@ void do_idle(Kernel& k, Rq& rq) {
     cpu.process_pending_irqs(Resume::DoIdle);
     return;
   }
-  if (rq.need_resched) {
-    do_idle_exit(k, rq);
+  int64_t c = nohz_run_idle_balance(k, rq);
+  if (c >= 0) {
+    cpu.push_step(KernelStep::irqs_enabled(KernelPath::NohzIdleBalance, c));
+    cpu.run_steps(Resume::DoIdlePolling);
     return;
   }
-  // Nothing to run: changes' idle entry work is charged to the idle entry step.
-  for (Change* c : k.hooks(Hook::do_idle)) k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq);
-  cpuidle_idle_call(k, rq);
+  do_idle_polling(k, rq);
 }
 
-// The next turn of do_idle()'s loop: take interrupts that arrived meanwhile, then leave the loop
-// if need_resched is set, else choose and enter a state again.
+// __current_set_polling(); tick_nohz_idle_enter(); then the loop.
+void do_idle_polling(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  rq.polling = true;
+  // Changes' idle entry work is charged to the first idle entry step.
+  for (Change* c : k.hooks(Hook::do_idle)) k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq);
+  cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.tick_nohz_idle_enter_ns));
+  cpu.run_steps(Resume::IdleLoop);
+}
+
+// `while (!need_resched())`: interrupts are on between turns of the loop.
 void do_idle_loop(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   if (cpu.irqs_pending()) {
+    cpu.set_mode(Mode::Kernel);
     cpu.process_pending_irqs(Resume::IdleLoop);
     return;
   }
-  if (rq.need_resched)
+  if (need_resched_or_ipi(k, rq))
     do_idle_exit(k, rq);
   else
     cpuidle_idle_call(k, rq);
 }
 
-// need_resched seen: clear polling, restart the tick (tick_nohz_idle_exit()),
-// flush_smp_call_function_queue(), then schedule_idle().
+// The loop is left (need_resched seen, polling still set): tick_nohz_idle_exit() restarts the
+// tick if it was stopped and accounts the idle time.
 void do_idle_exit(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
-  rq.polling = false;
-  for (Change* c : k.hooks(Hook::do_idle_exit))
-    if (int64_t ns = c->on_do_idle_exit(rq); ns > 0) cpu.push_step(KernelPath::IdleExit, ns);
+  int64_t c = k.cost(k.m.costs.tick_nohz_idle_exit_ns);
+  for (Change* ch : k.hooks(Hook::do_idle_exit)) c += ch->on_do_idle_exit(rq);
   if (k.tick_sched[rq.cpu].tick_stopped) {
-    cpu.push_step(KernelPath::IdleExit, k.cost(k.m.costs.nohz_restart_tick_ns));
+    c += k.cost(k.m.costs.nohz_restart_tick_ns);
     tick_nohz_idle_restart_tick(k, rq.cpu);
   }
-  __flush_smp_call_function_queue(k, rq);
-  cpu.run_steps(Resume::IrqsThenScheduleIdle);
+  cpu.push_step(KernelPath::IdleExit, c);
+  cpu.run_steps(Resume::IdleFlush);
+}
+
+// __current_clr_polling(); smp_mb__after_atomic(); flush_smp_call_function_queue();
+// schedule_idle(). The flush is CSD_POLL_KICK's (without it, the "revert", every csd came with an
+// IPI whose handler runs the queue); with TIF_NOTIFY_IPI the flag is cleared before the flush
+// and schedule_idle() runs only if need_resched() is set after it (Hook::do_idle_flush).
+void do_idle_flush(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  rq.polling = false;
+  rq.notify_ipi = false;
+  bool flush = false, always_schedule = true;
+  for (Change* c : k.hooks(Hook::do_idle_flush)) c->on_do_idle_flush(rq, flush, always_schedule);
+  if (flush) flush_smp_call_function_queue(k, rq);
+  cpu.run_steps(always_schedule ? Resume::IrqsThenScheduleIdle : Resume::IrqsThenScheduleIdleLoop);
+}
+
+// After __schedule() returned to the idle task (the rq unlock took the pending interrupts):
+// schedule_idle()'s `while (need_resched())`, else back to the top of do_idle().
+void schedule_idle_loop(Kernel& k, Rq& rq) {
+  if (rq.need_resched)
+    __schedule(k, rq, SchedMode::SM_IDLE);
+  else
+    do_idle(k, rq);
 }
 
 // --- cpuidle --------------------------------------------------------------------------------
 
-// cpuidle_idle_call(): governor, NOHZ tick stop, call_cpuidle() which clears polling before a
-// non-polling state, then the state itself (cpuidle_enter_state(), after the entry work).
+// cpuidle_idle_call(): the governor and the NOHZ tick decision with polling set (the changes'
+// do_idle() work is charged here); then call_cpuidle(). idle=poll skips cpuidle:
+// cpu_idle_poll() with the tick kept, polling set all along.
 void cpuidle_idle_call(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
-  bool stop = false;
-  int state;
   const int nstates = static_cast<int>(k.m.idle_states.size());
   if (k.m.tunables.idle_poll) {
-    state = nstates;  // cpu_idle_poll(): polling, tick kept, no cpuidle
-  } else {
-    state = menu_select(k, rq, stop);
-    if (state < 0) {
-      state = nstates;  // default_idle_call(): HLT/WFI, not polling, tick stopped
-      stop = true;
+    int64_t c = 0;
+    if (k.tick_sched[rq.cpu].tick_stopped) {  // tick_nohz_idle_restart_tick()
+      c = k.cost(k.m.costs.nohz_restart_tick_ns);
+      tick_nohz_idle_restart_tick(k, rq.cpu);
     }
+    cpu.push_step(KernelPath::IdleEntry, c);
+    cpu.enter_state = nstates;
+    cpu.enter_stop_tick = false;
+    cpu.run_steps(Resume::EnterIdleState);
+    return;
+  }
+  bool stop = false;
+  int state = menu_select(k, rq, stop);
+  if (state < 0) {
+    state = nstates;  // default_idle_call(): HLT/WFI, not polling, tick stopped
+    stop = true;
   }
   for (Change* ch : k.hooks(Hook::cpuidle_select)) ch->on_cpuidle_select(rq, state, stop);
   CpuidleDevice& dev = k.cpuidle[rq.cpu];
-  int64_t c = k.m.tunables.idle_poll ? 0 : k.cost(k.m.costs.cpuidle_select_ns);
-  c += dev.entry_extra_ns;
+  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns;
   dev.entry_extra_ns = 0;
   if (stop && !k.tick_sched[rq.cpu].tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
   cpu.enter_state = state;
   cpu.enter_stop_tick = stop;
-  cpu.run_steps(Resume::EnterIdleState);
+  cpu.run_steps(Resume::CallCpuidle);
 }
 
-void cpuidle_enter_state(Kernel& k, Rq& rq, int state, bool stop_tick) {
+// tick_nohz_idle_stop_tick() as the governor asked, then call_cpuidle():
+// current_clr_polling_and_test(). A kick that landed while polling was set is seen here and the
+// state is not entered (-EBUSY); exit_idle sets polling again and the loop ends.
+void call_cpuidle(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
-  if (cpu.irqs_pending() || rq.need_resched) {  // e.g. a polling wakeup meanwhile
+  if (cpu.enter_stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
+  rq.polling = false;
+  if (need_resched_or_ipi(k, rq)) {
+    rq.c.cpuidle_rejected++;
+    rq.polling = true;
     do_idle_loop(k, rq);
     return;
   }
+  cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.cpuidle_enter_ns));
+  cpu.run_steps(Resume::EnterIdleState);
+}
+
+// The state's enter(): POLL (poll_idle()) and MWAIT states (mwait_idle_with_hints()) set polling
+// again and test need_resched; HLT-like states leave it clear. An interrupt that arrived while
+// polling was clear is pending: the state returns at once (MWAIT and HLT wake on it, POLL takes
+// it as soon as it enables interrupts).
+void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
+  Cpu& cpu = k.cpus[rq.cpu];
   const auto& states = k.m.idle_states;
   const int nst = static_cast<int>(states.size());
-  bool polls = state < nst ? states[state].polling : k.m.tunables.idle_poll;
-  rq.polling = polls;
-  if (stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
+  const bool idle_poll = state >= nst && k.m.tunables.idle_poll;
+  const bool polls = state < nst ? states[state].polling : idle_poll;
   CpuidleDevice& dev = k.cpuidle[rq.cpu];
   dev.state = state;
   dev.entered = k.now();
+  dev.polls_with_irqs_on = idle_poll || (state < nst && states[state].name == "POLL");
   rq.c.idle_usage[state]++;
   cpu.set_mode(Mode::Idle);
   cpu.account(k.bucket_for_idle(state));
   if (k.sink) k.sink->cpu_idle(k.now(), rq.cpu, state < nst ? state : 0);
+  if (cpu.irqs_pending() || (polls && need_resched_or_ipi(k, rq))) {
+    cpuidle_exit_state(k, rq, false);
+    return;
+  }
+  rq.polling = polls;
   if (state < nst && states[state].name == "POLL") {
     // cpuidle_poll_time(): first enabled state with residency >= POLL_MIN, capped at
     // TICK_NSEC / 16.
@@ -161,46 +233,71 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state, bool stop_tick) {
       limit = std::min(limit, s.target_residency_ns);
       break;
     }
-    k.ev.schedule(cpu.poll_limit, k.now() + Time::ns(limit));
+    cpu.poll_deadline = k.now() + Time::ns(limit);
+    k.ev.schedule(cpu.poll_limit, cpu.poll_deadline);
   }
 }
 
-// poll_idle() hit its time limit: leave POLL and let the governor choose again.
+// poll_idle() hit its time limit: it returns (clearing polling) and the governor, seeing
+// poll_time_limit, chooses a deeper state on the next turn of the loop.
 void poll_idle_time_limit(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
-  if (cpu.mode() != Mode::Idle) return;
-  menu_update(k, rq.cpu, (k.now() - k.cpuidle[rq.cpu].entered).count());
-  if (k.sink) k.sink->cpu_idle(k.now(), rq.cpu, -1);
+  if (cpu.mode() != Mode::Idle) return;  // in an interrupt: poll_idle_continue() sees the limit
   k.cpuidle[rq.cpu].poll_time_limit = true;
-  rq.polling = true;
-  cpuidle_idle_call(k, rq);
+  cpuidle_exit_state(k, rq, true);
 }
 
-// Leaving an idle state: by an interrupt (irq != null) or by a polling wakeup. Pays the state's
-// real exit cost, runs the interrupt, then either leaves the idle loop (need_resched) or picks a
-// state again.
-void cpuidle_exit_state(Kernel& k, Rq& rq, const Irq* irq) {
+// poll_idle() / cpu_idle_poll() after an interrupt taken while polling: go on polling unless
+// need_resched or the time limit passed meanwhile.
+void poll_idle_continue(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  CpuidleDevice& dev = k.cpuidle[rq.cpu];
+  const bool timed_out = !cpu.poll_limit.scheduled() && !k.m.tunables.idle_poll;
+  if (need_resched_or_ipi(k, rq) || timed_out) {
+    if (timed_out) dev.poll_time_limit = true;
+    cpuidle_exit_state(k, rq, true);
+    return;
+  }
+  cpu.set_mode(Mode::Idle);
+  cpu.account(k.bucket_for_idle(dev.state));
+}
+
+// Leaving an idle state, by an interrupt (pending on the CPU) or by a polling kick: the state's
+// real exit cost with polling clear (mwait_idle_with_hints() and poll_idle() end with
+// current_clr_polling()), then local_irq_enable() takes the pending interrupts, still with
+// polling clear.
+void cpuidle_exit_state(Kernel& k, Rq& rq, bool slept) {
   Cpu& cpu = k.cpus[rq.cpu];
   CpuidleDevice& dev = k.cpuidle[rq.cpu];
   k.ev.deschedule(cpu.poll_limit);
   k.ev.deschedule(cpu.polling_wake);
   const int nst = static_cast<int>(k.m.idle_states.size());
   int state = dev.state;
-  bool by_tick = irq && irq->kind == Irq::Tick;
+  bool by_tick = cpu.tick_pending();
   menu_update(k, rq.cpu, by_tick ? kTickWakeupNs : (k.now() - dev.entered).count());
   if (k.sink) k.sink->cpu_idle(k.now(), rq.cpu, -1);
-  int64_t exit = state < nst ? k.m.idle_states[state].wake_cost_ns : 0;
+  int64_t exit = slept && state < nst ? k.m.idle_states[state].wake_cost_ns : 0;
   dev.state = -1;
-  rq.polling = true;  // exit_idle: __current_set_polling()
+  dev.polls_with_irqs_on = false;
+  rq.polling = false;
   int64_t exit_ns = k.cost(exit);
-  for (Change* c : k.hooks(Hook::cpuidle_exit)) exit_ns += c->on_cpuidle_exit(rq, state, irq);
+  for (Change* c : k.hooks(Hook::cpuidle_exit))
+    exit_ns += c->on_cpuidle_exit(rq, state, cpu.first_pending_irq());
   cpu.push_step(KernelPath::IdleExit, exit_ns);
-  if (irq) {
-    cpu.wake_irq = *irq;
-    cpu.run_steps(Resume::IdleWakeIrq);
-  } else {
-    cpu.run_steps(Resume::DoIdleExit);
-  }
+  cpu.run_steps(Resume::CpuidleIrqsOn);
+}
+
+// The rest of cpuidle_enter_state() (residency and usage accounting) and cpuidle_reflect();
+// exit_idle: __current_set_polling(); then the loop's need_resched test.
+void cpuidle_exit_done(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  cpu.push_step(KernelPath::IdleExit, k.cost(k.m.costs.cpuidle_exit_ns));
+  cpu.run_steps(Resume::ExitIdle);
+}
+
+void exit_idle(Kernel& k, Rq& rq) {
+  rq.polling = true;
+  do_idle_loop(k, rq);
 }
 
 }  // namespace schedlab::kernel

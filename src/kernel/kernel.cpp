@@ -23,7 +23,8 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   menu.resize(n);
   tick_sched.resize(n);
   core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
-  nohz_tick_stopped.assign((n + 63) / 64, 0);
+  nohz.idle_cpus_mask.assign((n + 63) / 64, 0);
+  softirq.resize(n);
   nr_assigned.assign(n, 0);
   core_seen.assign(topo.nr_cores(), 0);
   fork_scratch.count.assign(topo.nr_cores(), 0);
@@ -56,6 +57,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     llcs[l].cpus = topo.llc_cpus(l);
     llcs[l].nr_idle_scan = static_cast<int>(llcs[l].cpus.size());
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
+    llcs[l].nr_busy_cpus = static_cast<int>(llcs[l].cpus.size());  // sd_init(): all busy at boot
   }
   build_sched_domains(*this);
   // The changes that are on, one instance each for this run; their hooks in name order.
@@ -122,7 +124,13 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->slice = o.slice_ns > 0 ? o.slice_ns : m.tunables.base_slice_ns;
   if (o.weight > 0) p->weight = o.weight;
   const std::vector<int>& cpus = !o.cpus.empty() || p->mm == 0 ? o.cpus : default_affinity_;
-  if (!cpus.empty()) p->allowed = intern_cpumask(cpus);
+  if (!cpus.empty()) {
+    p->allowed = intern_cpumask(cpus);
+    p->nr_cpus_allowed = 0;
+    for (bool b : *p->allowed) p->nr_cpus_allowed += b;
+  } else {
+    p->nr_cpus_allowed = nr_cpus();
+  }
   tasks_.push_back(std::move(t));
   int fork_cpu = p->allowed_on(o.fork_cpu) ? o.fork_cpu : cpus.front();
   int cpu = o.pin_cpu >= 0 ? o.pin_cpu : sched_balance_find_dst_cpu(*this, p, fork_cpu);
@@ -132,6 +140,28 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->state = TaskState::Interruptible;
   p->wakee_flip_decay_ts = now();
   if (!o.start_blocked) wake_up(p, cpu);
+  return p;
+}
+
+Task* Kernel::create_kthread(std::string comm, std::unique_ptr<Behavior> b, int cpu) {
+  auto t = std::make_unique<Task>();
+  Task* p = t.get();
+  p->id = static_cast<int>(tasks_.size());
+  p->pid = next_kthread_pid_++;
+  p->comm = std::move(comm);
+  p->sched_class = &fair_sched_class;
+  p->behavior = std::move(b);
+  p->program = p->behavior.get();
+  p->mm = 0;
+  p->kernel_thread = true;
+  p->slice = m.tunables.base_slice_ns;
+  p->allowed = intern_cpumask({cpu});
+  p->nr_cpus_allowed = 1;
+  p->cpu = cpu;
+  p->recent_used_cpu = cpu;
+  p->state = TaskState::Interruptible;
+  p->wakee_flip_decay_ts = now();
+  tasks_.push_back(std::move(t));
   return p;
 }
 
@@ -199,12 +229,13 @@ void DeferredEvent::process() {
       return;
     }
     case CsdUnlocked: {
-      // The spinning sender sees its csd unlocked and carries on.
+      // The spinning sender sees its csd unlocked: put_cpu(), then its caller carries on.
       p->waiting_csd = false;
       Cpu& cpu = kern.cpus[p->cpu];
       if (kern.rqs[p->cpu].curr == p && cpu.mode() == Mode::Task && !cpu.segment_running()) {
-        cpu.account(0);
-        cpu.continue_task();
+        cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall,
+                                               kern.cost(kern.m.costs.put_cpu_ns)));
+        cpu.run_steps(Resume::ReturnToTask);
       }
       return;
     }

@@ -42,6 +42,7 @@ struct CpuidleDevice {
   Time entered;                 // when the state was entered
   bool poll_time_limit = false; // POLL hit its time limit in this idle period
   int64_t entry_extra_ns = 0;   // work do_idle() owes to the next idle entry step
+  bool polls_with_irqs_on = false;  // in poll_idle() / cpu_idle_poll(): interrupts taken inside
 };
 struct MenuDevice {
   static constexpr int kIntervals = 8;  // menu.c INTERVALS
@@ -52,6 +53,13 @@ struct MenuDevice {
 // Per-CPU state of the tick (struct tick_sched).
 struct TickSched {
   bool tick_stopped = false;
+};
+
+// Per-CPU softirq state (kernel/softirq.c): the pending mask and ksoftirqd/N (created at its
+// first wakeup).
+struct SoftirqCpu {
+  uint32_t pending = 0;
+  Task* ksoftirqd = nullptr;
 };
 
 // A pooled one-shot event: IPI delivery, hrtimer expiry, csd unlock, a change's own (defer()).
@@ -117,6 +125,9 @@ class Kernel {
   int64_t remote_read(Distance d) const { return remote_read_ns_[static_cast<int>(d)]; }
   int dist(int a, int b) const { return static_cast<int>(topo.distance(a, b)); }
   int64_t tick_ns() const { return tick_ns_; }
+  int64_t jiffies() const { return now().count() / tick_ns_; }
+  // A kernel thread of the kernel itself (ksoftirqd/N), bound to `cpu`, created asleep.
+  Task* create_kthread(std::string comm, std::unique_ptr<Behavior> b, int cpu);
   trace::TaskInfo info(const Task* t) const { return {t->pid, t->comm, t->prio()}; }
   // One-shot events from the pool.
   DeferredEvent& deferred(DeferredEvent::Kind kind, int cpu, Task* task = nullptr,
@@ -143,8 +154,8 @@ class Kernel {
   std::vector<MenuDevice> menu;
   std::vector<TickSched> tick_sched;
   std::vector<int> core_busy;   // threads of each core not in an idle state (SMT co-run speed)
-  Time nohz_next_balance;
-  std::vector<uint64_t> nohz_tick_stopped;  // bitmap of CPUs whose tick is stopped
+  NohzState nohz;
+  std::vector<SoftirqCpu> softirq;
   std::vector<int> nr_assigned;             // live user tasks whose task_cpu() is this CPU
   // Scratch tables reused by select_idle_cpu() and fork balancing (no allocation per call).
   std::vector<uint32_t> core_seen;
@@ -169,6 +180,7 @@ class Kernel {
   int64_t remote_read_ns_[5] = {};
   int64_t tick_ns_ = 0;
   int next_pid_ = 1000;
+  int next_kthread_pid_ = 2;  // the kernel's own threads (kthreadd is 2) keep low pids
   std::vector<int> default_affinity_;
   Time end_time_;
 };

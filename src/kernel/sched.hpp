@@ -51,6 +51,7 @@ struct SchedDomain {
 struct SchedDomainShared {
   CpuSpan cpus;
   int nr_idle_scan = 0;       // SIS_UTIL
+  int nr_busy_cpus = 0;       // CPUs not in NOHZ idle (dec at nohz idle entry, inc at the busy tick)
   bool has_idle_cores = false;
   int64_t avg_scan_cost = 0;  // sd->avg_scan_cost of the LLC domain (ns, 1/8 EWMA)
 };
@@ -60,6 +61,29 @@ enum class CsdFunc : uint8_t {
   None,
   NohzIdleBalance,  // nohz_csd_func(): the kicked idle CPU balances its domains
 };
+
+// rq->nohz_flags (kernel/sched/sched.h).
+enum NohzFlags : uint8_t {
+  NOHZ_BALANCE_KICK = 1,  // run sched_balance_domains() on behalf of the NOHZ idle CPUs
+  NOHZ_STATS_KICK = 2,    // update their blocked load
+  NOHZ_NEXT_KICK = 4,     // update nohz.next_balance
+  NOHZ_NEWILB_KICK = 8,   // nohz_newidle_balance(): update blocked load at the next do_idle()
+};
+inline constexpr uint8_t NOHZ_KICK_MASK = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
+
+// The global NOHZ state (the `nohz` struct of fair.c).
+struct NohzState {
+  std::vector<uint64_t> idle_cpus_mask;  // CPUs that stopped their tick, cleared at a busy tick
+  int nr_cpus = 0;
+  bool has_blocked = false;   // some NOHZ idle CPU may still have blocked load to decay
+  bool needs_update = false;  // nohz.next_balance is stale
+  int64_t next_balance = 0;   // jiffies
+  int64_t next_blocked = 0;   // jiffies
+  bool test(int cpu) const { return idle_cpus_mask[cpu >> 6] >> (cpu & 63) & 1; }
+};
+
+// Softirqs the model raises (include/linux/interrupt.h numbers).
+enum SoftirqNr : uint8_t { SCHED_SOFTIRQ = 7 };
 
 struct Csd {
   int src_cpu = 0;
@@ -79,6 +103,7 @@ struct Rq {
   std::vector<Task*> rt;        // queued RT tasks other than curr
   bool need_resched = false;    // TIF_NEED_RESCHED of curr
   bool polling = false;         // TIF_POLLING_NRFLAG of the idle task
+  bool notify_ipi = false;      // TIF_NOTIFY_IPI of the idle task (the 2024 RFC)
   bool ttwu_pending = false;
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
@@ -99,6 +124,14 @@ struct Rq {
   Time next_balance;
   int64_t wake_avg_idle = 0;   // SIS_PROP
   Time wake_stamp;
+  // NOHZ idle balancing
+  uint8_t nohz_flags = 0;         // NohzFlags kicked at this CPU
+  uint8_t nohz_idle_balance = 0;  // the flags nohz_csd_func() handed to SCHED_SOFTIRQ
+  bool idle_balance = false;      // rq->idle_balance: idle at the tick / at the ILB kick
+  bool nohz_tick_stopped = false; // in nohz.idle_cpus_mask
+  bool sd_nohz_idle = false;      // counted out of the LLC's nr_busy_cpus
+  bool has_blocked_load = false;
+  int64_t last_blocked_load_update_tick = -1;  // jiffies
 
   std::vector<SchedDomain> sd;  // bottom-up
   int llc = 0;
@@ -167,17 +200,27 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
 int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
                     int64_t& cost);
 int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost);
-void __update_idle_core(Kernel& k, Rq& rq);
+int64_t __update_idle_core(Kernel& k, Rq& rq);  // returns the cost (sibling reads, the write)
 int sched_balance_find_dst_cpu(Kernel& k, const Task* p, int start_cpu);  // find_idlest_cpu()
 
 // --- idle.cpp (kernel/sched/idle.c, drivers/cpuidle/cpuidle.c) -----------------------------
 void do_idle(Kernel& k, Rq& rq);
+void do_idle_polling(Kernel& k, Rq& rq);  // __current_set_polling(), tick_nohz_idle_enter()
 void do_idle_loop(Kernel& k, Rq& rq);   // the next turn of do_idle()'s loop
-void do_idle_exit(Kernel& k, Rq& rq);   // need_resched: leave the loop, schedule_idle()
+void do_idle_exit(Kernel& k, Rq& rq);   // need_resched: leave the loop (tick_nohz_idle_exit())
+void do_idle_flush(Kernel& k, Rq& rq);  // polling cleared, flush_smp_call_function_queue()
+void schedule_idle_loop(Kernel& k, Rq& rq);  // schedule_idle()'s `while (need_resched())`
 void cpuidle_idle_call(Kernel& k, Rq& rq);
-void cpuidle_enter_state(Kernel& k, Rq& rq, int state, bool stop_tick);
-void cpuidle_exit_state(Kernel& k, Rq& rq, const Irq* irq);
+void call_cpuidle(Kernel& k, Rq& rq);
+void cpuidle_enter_state(Kernel& k, Rq& rq, int state);
+// Leaving an idle state: by an interrupt (now pending on the CPU) or a polling kick; `slept`
+// is false when the state returned at once (no exit latency).
+void cpuidle_exit_state(Kernel& k, Rq& rq, bool slept);
+void cpuidle_exit_done(Kernel& k, Rq& rq);  // after the state's exit and its interrupts
+void exit_idle(Kernel& k, Rq& rq);          // cpuidle_idle_call()'s exit_idle label
+void poll_idle_continue(Kernel& k, Rq& rq); // poll_idle() after an interrupt taken in it
 void poll_idle_time_limit(Kernel& k, Rq& rq);
+bool need_resched_or_ipi(const Kernel& k, const Rq& rq);
 int64_t set_next_task_idle(Kernel& k, Rq& rq, Task* idle);
 
 // --- menu.cpp (drivers/cpuidle/governors/menu.c) ------------------------------------------
@@ -186,25 +229,51 @@ void menu_update(Kernel& k, int cpu, int64_t measured_ns);
 
 // --- smp.cpp (kernel/smp.c and the IPI side of core.c) ------------------------------------
 int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset);
+void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t);
 int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset);
 bool set_nr_if_polling(Kernel& k, int from, Rq& target, int64_t offset);
 void wake_polling_idle(Kernel& k, int from, Rq& target, int64_t offset);
+// From kernel code (the ILB kick in the tick): decisions now, remote effects at offsets.
 int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd);
-void __flush_smp_call_function_queue(Kernel& k, Rq& rq);
+// From a task (ipistorm): the sender's steps, each decision taken when its step lands.
+void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Csd& csd);
+enum class StepDone : uint8_t;
+void smp_call_function_single_step(Kernel& k, int cpu, StepDone what);
+// Runs the queue: from the call-function IPI handler (from_ipi) or do_idle()'s flush.
+void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi);
+void flush_smp_call_function_queue(Kernel& k, Rq& rq);  // do_idle(): flush + pending softirqs
 void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count);
 void csd_unlock(Kernel& k, Task* waiter, int from_cpu);
 void smp_ipi_handler(Kernel& k, Rq& rq, IpiKind kind);
 
 // --- balance.cpp (kernel/sched/fair.c: load balancing; PELT) --------------------------------
 int sched_balance_newidle(Kernel& k, Rq& rq);  // newidle_balance(); returns tasks pulled
-int sched_balance_rq(Kernel& k, Rq& rq, SchedDomain& sd, bool newly_idle, int64_t& cost);
-void sched_balance_domains(Kernel& k, Rq& rq, int64_t& cost);  // rebalance_domains()
+// load_balance() of `rq` at one level, run by CPU `this_cpu` (rq's own, or the ILB's).
+int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newly_idle,
+                     int64_t& cost);
+// rebalance_domains() of `rq`, run by `this_cpu`.
+void sched_balance_domains(Kernel& k, int this_cpu, Rq& rq, int64_t& cost);
+int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq);
+int64_t sched_balance_softirq(Kernel& k, Rq& rq);  // SCHED_SOFTIRQ
 void update_idle_cpu_scan(Kernel& k, int llc);
 void update_rq_util(Kernel& k, Rq& rq);
 void update_avg_idle_on_wakeup(Kernel& k, Rq& rq);
 bool task_hot(const Kernel& k, const Task* p);
+void sched_balance_trigger(Kernel& k, Rq& rq, int64_t& cost);
 void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost);
+void nohz_balance_enter_idle(Kernel& k, Rq& rq);
+void nohz_balance_exit_idle(Kernel& k, Rq& rq);
+void nohz_newidle_balance(Kernel& k, Rq& rq);
+int64_t nohz_run_idle_balance(Kernel& k, Rq& rq);  // at the top of do_idle(); the cost, or -1
+int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags);
 int64_t nohz_csd_func(Kernel& k, int cpu);
+
+// --- softirq.cpp (kernel/softirq.c) --------------------------------------------------------
+// Returns the cost on the raising CPU (a ksoftirqd wakeup when not in interrupt context).
+int64_t raise_softirq_irqoff(Kernel& k, int cpu, SoftirqNr nr);
+bool local_softirq_pending(const Kernel& k, int cpu);
+// __do_softirq(): runs the pending softirqs as a step with interrupts enabled.
+void do_softirq(Kernel& k, Rq& rq);
 
 // --- tick.cpp (kernel/time/tick-sched.c) ---------------------------------------------------
 void tick_sched_timer_start(Kernel& k, int cpu);

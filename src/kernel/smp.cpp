@@ -1,25 +1,34 @@
 // kernel/smp.c and the IPI side of core.c: reschedule and call-function IPIs, the polling-idle
-// shortcut (set_nr_if_polling), smp_call_function_single() and the call-queue flush.
+// shortcut (set_nr_if_polling(), CSD_POLL_KICK), smp_call_function_single() on the sender as the
+// kernel's sequence of steps, and the call-queue flush on the target (from the IPI handler or
+// from do_idle()).
 #include "kernel/kernel.hpp"
 
 namespace schedlab::kernel {
 
-// Sends an IPI `offset` ns into the sender's current kernel work. Returns the sender's cost.
+// Sends an IPI `offset` ns into the sender's current kernel work (the APIC ICR write). Returns
+// the sender's cost.
 int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
   int64_t send = k.cost(k.m.costs.ipi_send_ns);
+  ipi_raised(k, from, to, kind, k.now() + Time::ns(offset + send));
+  return send;
+}
+
+// The IPI leaves the sender at `t` (its ICR write done) and arrives after the latency for the
+// distance.
+void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
   int64_t lat = k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
   k.rqs[from].c.ipi_sent[static_cast<int>(kind)]++;
-  Time t = k.now() + Time::ns(offset + send);
   if (k.sink) k.sink->ipi_raise(t, from, to, kind);
   DeferredEvent& e = k.deferred(DeferredEvent::IpiArrival, to);
   e.ipi = kind;
   k.ev.schedule(e, t + Time::ns(lat));
-  return send;
 }
 
-// The polling CPU sees TIF_NEED_RESCHED in its monitored line and leaves its idle loop.
+// The caller has set a flag in the polling idle task's flags word (TIF_NEED_RESCHED, or
+// TIF_NOTIFY_IPI); the CPU sees its line change (the poll loop's next read, or MONITOR's write
+// detection) and leaves its idle state.
 void wake_polling_idle(Kernel& k, int from, Rq& t, int64_t offset) {
-  t.need_resched = true;
   k.rqs[from].c.wake_polling_no_ipi++;
   int64_t line = k.remote_read(from, t.cpu);
   if (k.sink) k.sink->wake_idle_without_ipi(k.now() + Time::ns(offset), from, t.cpu);
@@ -29,21 +38,42 @@ void wake_polling_idle(Kernel& k, int from, Rq& t, int64_t offset) {
                   k.now() + Time::ns(offset + line + k.cost(k.m.costs.polling_wake_ns)));
 }
 
-// set_nr_if_polling(): set TIF_NEED_RESCHED on a polling idle task instead of an IPI.
+// set_nr_if_polling(): set TIF_NEED_RESCHED on a polling idle task instead of an IPI (true also
+// when it is set already: the CPU is on its way out of the idle loop).
 bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
   if (!t.polling) return false;
-  if (!t.need_resched) wake_polling_idle(k, from, t, offset);
+  if (t.need_resched || t.notify_ipi) return true;
+  for (Change* c : k.hooks(Hook::set_nr_if_polling))
+    if (c->on_set_nr_if_polling(from, t, offset)) return true;
+  t.need_resched = true;
+  wake_polling_idle(k, from, t, offset);
   return true;
 }
 
-// send_call_function_single_ipi(): since b2a02fc43a1f a polling idle target gets need_resched
-// instead of an IPI and flushes its queue when it leaves the idle loop.
+// call_function_single_prep_ipi(): whether set_nr_if_polling() is tried at all (CSD_POLL_KICK).
+static bool try_polling(Kernel& k, int from, int to) {
+  bool try_polling = false;
+  for (Change* c : k.hooks(Hook::call_function_single_prep_ipi))
+    c->on_call_function_single_prep_ipi(from, to, try_polling);
+  return try_polling;
+}
+
+// send_call_function_single_ipi() -> call_function_single_prep_ipi(): the sender reads the idle
+// task's flags (a line transfer); polling: a cmpxchg sets the flag (another transfer) and no IPI
+// is sent (CSD_POLL_KICK, b2a02fc43a1f); otherwise the ICR write.
 int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset) {
   int64_t cost = 0;
   for (Change* c : k.hooks(Hook::send_call_function_single_ipi))
     if (c->on_send_call_function_single_ipi(from, to, offset, cost)) return cost;
-  if (set_nr_if_polling(k, from, k.rqs[to], offset)) return k.remote_read(from, to);
-  return send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset);
+  if (!try_polling(k, from, to)) return send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset);
+  Rq& t = k.rqs[to];
+  int64_t c = k.remote_read(from, to);
+  if (t.polling) {
+    if (!t.need_resched && !t.notify_ipi) c += k.remote_read(from, to);  // try_cmpxchg()
+    set_nr_if_polling(k, from, t, offset + c);
+    return c;
+  }
+  return c + send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset + c);
 }
 
 static int64_t csd_func(Kernel& k, const Csd& csd, int cpu) {
@@ -54,24 +84,91 @@ static int64_t csd_func(Kernel& k, const Csd& csd, int cpu) {
   return 0;
 }
 
-// smp_call_function_single(): queue the csd on the target's call_single_queue (IPI or polling
-// kick only if it was empty). With wait the sender then spins in csd_lock_wait() until the
-// target has run the function. Returns the sender's cost of queueing.
+// smp_call_function_single() (and _async()) on the sender: get_cpu() and the csd's setup and
+// lock; llist_add() onto the target's call_single_queue (a remote read-modify-write); if the
+// queue was empty, send_call_function_single_ipi(). With wait the sender then spins in
+// csd_lock_wait() until it sees the target's csd_unlock() (DeferredEvent::CsdUnlocked), then
+// put_cpu(). Returns the sender's cost up to the spin.
 int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd) {
+  int64_t c = k.cost(k.m.costs.csd_lock_ns);
   if (target == src.cpu) {
-    // Runs locally with IRQs off.
-    int64_t c = k.cost(k.m.costs.csd_func_ns) + k.cost(csd.handler_ns);
+    // generic_exec_single(): runs locally with IRQs off.
+    c += k.cost(k.m.costs.csd_func_ns) + k.cost(csd.handler_ns);
     c += csd_func(k, csd, src.cpu);
     src.c.call_functions_run++;
-    if (csd.waiter) csd.waiter->waiting_csd = false;
+    if (csd.waiter) {
+      csd.waiter->waiting_csd = false;
+      c += k.cost(k.m.costs.put_cpu_ns);
+    }
     return c;
   }
   Rq& t = k.rqs[target];
   bool first = t.wake_list.empty() && t.call_queue.empty();
   t.call_queue.push_back(csd);
-  int64_t c = k.remote_read(src.cpu, target);
+  c += k.remote_read(src.cpu, target);
   if (first) c += send_call_function_single_ipi(k, src.cpu, target, c);
   return c;
+}
+
+// smp_call_function_single() in task context, as its steps on the sender (interrupts enabled):
+// get_cpu() and the csd's setup and lock; llist_add() onto the target's call_single_queue (a
+// remote read-modify-write: the csd is queued when it lands); if the queue was empty,
+// call_function_single_prep_ipi(): read the idle task's flags (a line transfer), then either
+// try_cmpxchg() TIF_NEED_RESCHED into them (another transfer; polling seen gone by then: fall
+// back to the IPI) or the ICR write. Then the task spins in csd_lock_wait() (wait) until it sees
+// csd_unlock(), and put_cpu() (DeferredEvent::CsdUnlocked).
+void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Csd& csd) {
+  Cpu& cpu = k.cpus[src.cpu];
+  if (target == src.cpu) {
+    cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall,
+                                           smp_call_function_single(k, src, target, csd)));
+    return;
+  }
+  cpu.csd_out = csd;
+  cpu.csd_target = target;
+  cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall, k.cost(k.m.costs.csd_lock_ns)));
+  KernelStep add = KernelStep::irqs_enabled(KernelPath::Syscall, k.remote_read(src.cpu, target));
+  add.done = StepDone::CsdQueue;
+  cpu.push_step(add);
+}
+
+// The effect of one of those steps when it lands; pushes the next step, if any.
+void smp_call_function_single_step(Kernel& k, int cpu_id, StepDone what) {
+  Cpu& cpu = k.cpus[cpu_id];
+  const int to = cpu.csd_target;
+  Rq& t = k.rqs[to];
+  auto next = [&](int64_t ns, StepDone done) {
+    KernelStep s = KernelStep::irqs_enabled(KernelPath::Syscall, ns);
+    s.done = done;
+    cpu.push_step(s);
+  };
+  switch (what) {
+    case StepDone::CsdQueue: {
+      bool first = t.wake_list.empty() && t.call_queue.empty();
+      t.call_queue.push_back(cpu.csd_out);
+      if (!first) return;
+      if (try_polling(k, cpu_id, to))
+        next(k.remote_read(cpu_id, to), StepDone::CsdPrepIpi);
+      else
+        next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+      return;
+    }
+    case StepDone::CsdPrepIpi:
+      if (!t.polling) {
+        next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+      } else if (!t.need_resched && !t.notify_ipi) {
+        next(k.remote_read(cpu_id, to), StepDone::CsdKick);
+      }
+      return;  // polling and the flag already set: the CPU is leaving its idle loop
+    case StepDone::CsdKick:
+      if (!set_nr_if_polling(k, cpu_id, t, 0)) next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+      return;
+    case StepDone::CsdIpi:
+      ipi_raised(k, cpu_id, to, IpiKind::CallFunctionSingle, k.now());
+      return;
+    default:
+      return;
+  }
 }
 
 // csd_unlock(): the csd is unlocked on the target; the spinning sender sees it one line
@@ -82,9 +179,10 @@ void csd_unlock(Kernel& k, Task* waiter, int from_cpu) {
                 k.now() + Time::ns(line));
 }
 
-// __flush_smp_call_function_queue(): functions first, then the TTWU batch
-// (sched_ttwu_pending) under the rq lock; ttwu_pending clears after the last enqueue.
-void __flush_smp_call_function_queue(Kernel& k, Rq& rq) {
+// __flush_smp_call_function_queue(): functions first (a SYNC csd is unlocked after its
+// function), then the TTWU batch (sched_ttwu_pending) under the rq lock; ttwu_pending clears
+// after the last enqueue.
+void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
   Cpu& cpu = k.cpus[rq.cpu];
   std::vector<Csd>& csds = k.csd_batch;
   csds.clear();
@@ -93,6 +191,7 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq) {
     int64_t c = k.cost(k.m.costs.csd_func_ns) + k.cost(csd.handler_ns);
     c += csd_func(k, csd, rq.cpu);
     rq.c.call_functions_run++;
+    (from_ipi ? rq.c.csd_run_ipi : rq.c.csd_run_idle)++;
     KernelStep s{KernelPath::CallFunction, c};
     if (csd.waiter) {
       s.done = StepDone::CsdUnlock;
@@ -111,6 +210,19 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq) {
   }
 }
 
+// flush_smp_call_function_queue() from do_idle(), with IRQs off, in the idle task's context (not
+// an interrupt): softirqs raised by the functions run right after it
+// (do_softirq_post_smp_call_flush()). ILB_NO_KSOFTIRQD: raising one here does not wake
+// ksoftirqd, since that do_softirq() is about to run.
+void flush_smp_call_function_queue(Kernel& k, Rq& rq) {
+  if (rq.call_queue.empty() && rq.wake_list.empty()) return;
+  Cpu& cpu = k.cpus[rq.cpu];
+  cpu.softirq_after_flush = true;
+  __flush_smp_call_function_queue(k, rq, false);
+  cpu.softirq_after_flush = false;
+  if (local_softirq_pending(k, rq.cpu) && !cpu.softirq_running) do_softirq(k, rq);
+}
+
 // sched_ttwu_pending(): enqueue the batch the flush took off the wake list.
 void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count) {
   std::vector<Task*>& batch = k.ttwu_batch;
@@ -123,15 +235,15 @@ void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count) {
   rq.ttwu_pending = !rq.wake_list.empty();
 }
 
-// The IPI handler: interrupt entry; a call-function IPI flushes the queue
-// (generic_smp_call_function_single_interrupt()); a reschedule IPI only folds need_resched
-// (scheduler_ipi()); then the ipi_exit tracepoint.
+// The IPI handler, in interrupt context between push_irq_steps()'s entry and irq_exit(): a
+// call-function IPI flushes the queue (generic_smp_call_function_single_interrupt()); a
+// reschedule IPI only folds need_resched (scheduler_ipi()); then the ipi_exit tracepoint.
+// Neither sets need_resched itself.
 void smp_ipi_handler(Kernel& k, Rq& rq, IpiKind kind) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.c.ipi_received[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_entry(k.now(), rq.cpu, kind);
-  cpu.push_step(KernelPath::IpiHandler, k.cost(k.m.costs.ipi_entry_ns));
-  if (kind == IpiKind::CallFunctionSingle) __flush_smp_call_function_queue(k, rq);
+  if (kind == IpiKind::CallFunctionSingle) __flush_smp_call_function_queue(k, rq, true);
   KernelStep exit{KernelPath::IpiHandler, 0, StepDone::IpiExit};
   exit.ipi = kind;
   cpu.push_step(exit);

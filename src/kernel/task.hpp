@@ -31,6 +31,8 @@ struct Task {
   const std::vector<bool>* allowed = nullptr;  // cpus_ptr (null = all), shared between tasks
   int mm = 0;                // address space id (0 = kernel thread: no mm of its own)
   int rt_prio = 0;           // 1..99 for SCHED_FIFO
+  int nr_cpus_allowed = 0;   // p->nr_cpus_allowed
+  bool kernel_thread = false;  // one of the kernel's own threads (ksoftirqd), not the workload's
 
   // EEVDF entity
   int64_t vruntime = 0;

@@ -1,5 +1,5 @@
 // kernel/time/tick-sched.c: the periodic scheduler tick and NOHZ idle (the tick stopped while
-// a CPU idles; nohz.idle_cpus_mask for the idle-balancer kick).
+// a CPU idles; entering it joins nohz.idle_cpus_mask, balance.cpp).
 #include "kernel/kernel.hpp"
 
 namespace schedlab::kernel {
@@ -13,17 +13,17 @@ void tick_sched_timer_start(Kernel& k, int cpu) {
   k.ev.schedule(t, Time::ns(next));
 }
 
-// tick_nohz_idle_stop_tick()
+// tick_nohz_idle_stop_tick(): on the transition to a stopped tick, nohz_balance_enter_idle().
 void tick_nohz_idle_stop_tick(Kernel& k, int cpu) {
+  if (!k.tick_sched[cpu].tick_stopped) nohz_balance_enter_idle(k, k.rqs[cpu]);
   k.tick_sched[cpu].tick_stopped = true;
-  k.nohz_tick_stopped[cpu >> 6] |= 1ULL << (cpu & 63);
   k.ev.deschedule(k.cpus[cpu].tick);
 }
 
-// tick_nohz_idle_restart_tick()
+// tick_nohz_idle_restart_tick(). The scheduler's NOHZ state (nohz.idle_cpus_mask) is left
+// lazily, at the CPU's first busy tick (nohz_balancer_kick()).
 void tick_nohz_idle_restart_tick(Kernel& k, int cpu) {
   k.tick_sched[cpu].tick_stopped = false;
-  k.nohz_tick_stopped[cpu >> 6] &= ~(1ULL << (cpu & 63));
   tick_sched_timer_start(k, cpu);
 }
 

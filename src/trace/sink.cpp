@@ -16,6 +16,9 @@ const char* kernel_path_name(KernelPath p) {
     case KernelPath::IdleEntry: return "idle_entry";
     case KernelPath::IdleExit: return "idle_exit";
     case KernelPath::Spin: return "idle_spin";
+    case KernelPath::Irq: return "irq";
+    case KernelPath::Softirq: return "softirq";
+    case KernelPath::NohzIdleBalance: return "nohz_idle_balance";
     case KernelPath::Syscall: return "syscall";
   }
   return "?";

@@ -30,12 +30,15 @@ enum class KernelPath : uint8_t {
   TtwuPending,     // sched_ttwu_pending(): wake list flush on the target
   NewidleBalance,  // newidle_balance()
   LoadBalance,     // periodic load balance
-  IpiHandler,      // interrupt entry + handler
+  IpiHandler,      // the IPI's own handler work
   CallFunction,    // running queued call-function(s)
   Tick,            // sched_tick()
   IdleEntry,       // governor select, nohz stop tick
   IdleExit,        // leaving an idle state (exit latency), tick restart
   Spin,            // IDLE_SPIN busy wait
+  Irq,             // interrupt entry and irq_exit()
+  Softirq,         // __do_softirq() (softirq handlers: SCHED_SOFTIRQ's balancing)
+  NohzIdleBalance, // _nohz_idle_balance() from nohz_run_idle_balance() (blocked-load update)
   Syscall,         // pipe/socket/futex syscall work inside a task
 };
 const char* kernel_path_name(KernelPath p);

@@ -34,14 +34,23 @@ inline machine::Machine test_machine(int sockets = 1, int cores = 2, int threads
   c.ipi_latency_llc_ns = 1000;
   c.ipi_latency_other_llc_ns = 1200;
   c.ipi_latency_other_socket_ns = 1500;
-  c.ipi_entry_ns = 300;
+  c.ipi_entry_ns = 200;
+  c.irq_exit_ns = 100;
   c.polling_wake_ns = 100;
   c.csd_func_ns = 50;
+  c.csd_lock_ns = 50;
+  c.put_cpu_ns = 10;
+  c.cond_resched_ns = 20;
+  c.softirq_ns = 150;
   c.tick_ns = 2000;
   c.nohz_stop_tick_ns = 1000;
   c.nohz_restart_tick_ns = 1000;
+  c.tick_nohz_idle_enter_ns = 50;
+  c.tick_nohz_idle_exit_ns = 100;
   c.cpuidle_select_ns = 200;
-  c.newidle_balance_base_ns = 1000;
+  c.cpuidle_enter_ns = 100;
+  c.cpuidle_exit_ns = 150;
+  c.update_blocked_averages_ns = 1000;
   c.balance_per_cpu_ns = 30;
   c.migrate_task_ns = 500;
   c.cache_cold_llc_ns = 2000;
@@ -62,6 +71,16 @@ inline machine::Machine test_machine(int sockets = 1, int cores = 2, int threads
   c.exit_ns = 20000;
   c.smt_pair_throughput = 1.2;
   m.tunables.hz = 1000;
+  return m;
+}
+
+// The machine with POLL disabled and every other state non-polling (HLT / I/O-port style): a
+// remote CPU must send an IPI.
+inline machine::Machine non_polling(machine::Machine m) {
+  for (auto& s : m.idle_states) {
+    if (s.name == "POLL") s.disabled = true;
+    s.polling = false;
+  }
   return m;
 }
 

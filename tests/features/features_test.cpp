@@ -262,3 +262,68 @@ TEST(IdleCpumask, CombinesWithSisPropLimit) {
   EXPECT_LE(k->rq(2).c.select_idle_cpu_scanned, 4);
   EXPECT_GE(change_counter(k->rq(2).c, "idle_cpumask_stale"), 1);
 }
+
+// NO_CSD_POLL_KICK (the threads' revert of b2a02fc43a1f): every call to the polling idle target
+// is an IPI whose handler runs it; do_idle() never flushes and schedule_idle() never runs.
+TEST(CsdPollKick, RevertSendsAnIpiPerCallAndSkipsScheduleIdle) {
+  auto on = call_storm("", 200, 50000);
+  auto off = call_storm("NO_CSD_POLL_KICK", 200, 50000);
+  const auto& c_on = on.k->rq(1).c;
+  const auto& c_off = off.k->rq(1).c;
+  EXPECT_EQ(c_on.csd_run_idle, 200);
+  EXPECT_EQ(on.k->rq(0).c.wake_polling_no_ipi, 200);
+  // (besides ipistorm's calls, the sender's ticks kick the NOHZ idle balancer: csds too)
+  EXPECT_EQ(c_off.call_functions_run - c_off.nohz_csd_run, 200);
+  EXPECT_EQ(c_off.csd_run_ipi, c_off.call_functions_run);
+  EXPECT_EQ(c_off.csd_run_idle, 0);
+  EXPECT_EQ(off.k->rq(0).c.wake_polling_no_ipi, 0);
+  EXPECT_GE(off.k->rq(0).c.ipi_sent[1], 200);
+  EXPECT_EQ(c_off.schedule_idle_calls, 0);
+  EXPECT_EQ(c_on.schedule_idle_calls, 200);
+}
+
+// NI_SKIP_IDLE_PREV: the pick after a kick (prev = the idle task) runs no newidle balance, but
+// still picks (unlike SM_IDLE).
+TEST(NiSkipIdlePrev, NoNewidleBalanceWhenPrevIsIdle) {
+  auto off = call_storm("", 200, 50000);
+  auto on = call_storm("NI_SKIP_IDLE_PREV", 200, 50000);
+  EXPECT_GT(off.k->rq(1).c.newidle_balance_calls, 0);
+  EXPECT_EQ(on.k->rq(1).c.newidle_balance_calls, 0);
+  EXPECT_EQ(on.k->rq(1).c.pick_next_task_from_idle, off.k->rq(1).c.pick_next_task_from_idle);
+}
+
+// TIF_NOTIFY_IPI: the kick sets TIF_NOTIFY_IPI, not TIF_NEED_RESCHED: the target flushes and goes
+// back into the idle loop without schedule_idle().
+TEST(TifNotifyIpi, IpiOnlyWakeupSkipsScheduleIdle) {
+  auto off = call_storm("", 200, 50000);
+  auto on = call_storm("TIF_NOTIFY_IPI", 200, 50000);
+  const auto& c = on.k->rq(1).c;
+  EXPECT_EQ(c.csd_run_idle, 200);
+  EXPECT_EQ(c.schedule_idle_calls, 0);
+  EXPECT_EQ(c.pick_next_task_from_idle, 0);
+  EXPECT_EQ(on.k->rq(0).c.wake_polling_no_ipi, 200);
+  EXPECT_EQ(off.k->rq(1).c.schedule_idle_calls, 200);
+  EXPECT_LT(c.irqs_off_ns, off.k->rq(1).c.irqs_off_ns);
+}
+
+// TIF_NOTIFY_IPI with a real wakeup: the flush enqueues the task (sched_ttwu_pending()), so
+// need_resched is set after it and schedule_idle() switches to the task.
+TEST(TifNotifyIpi, WakeListKickStillSchedules) {
+  auto m = test_machine(1, 2, 1, 2);
+  Kernel k(m, feats("TIF_NOTIFY_IPI"), KernelOptions{1, nullptr});
+  // Created asleep: its program starts when it is woken.
+  Task* sleeper = k.create_task("sleeper", lambda([](Api&, Task&, int n) {
+                                  return n == 0 ? Action::compute(1000) : Action::exit();
+                                }),
+                                pinned(1, true));
+  k.create_task("waker", lambda([sleeper](Api&, Task&, int n) {
+                  if (n == 0) return Action::compute(100000);
+                  if (n == 1) return Action::wake(sleeper, false);
+                  return Action::exit();
+                }),
+                pinned(0));
+  k.run(Time::ms(5));
+  EXPECT_EQ(sleeper->state, kernel::TaskState::Dead);
+  EXPECT_GE(k.rq(1).c.schedule_idle_calls, 1);
+  EXPECT_EQ(k.rq(0).c.ttwu_wakelist, 1);
+}

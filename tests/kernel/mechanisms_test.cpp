@@ -15,80 +15,10 @@ using sim::Time;
 
 namespace {
 
-constexpr int kCallFunc = static_cast<int>(trace::IpiKind::CallFunctionSingle);
-
 // Two cores without SMT in one LLC.
 machine::Machine two_cpus() { return test_machine(1, 2, 1, 2); }
 
-machine::Machine non_polling(machine::Machine m) {
-  for (auto& s : m.idle_states) {
-    if (s.name == "POLL") s.disabled = true;
-    s.polling = false;  // HLT / I/O-port style states: the waker must send an IPI
-  }
-  return m;
-}
-
-// Task on CPU 0 sleeps; a task on CPU 1 wakes it after `gap`.
-struct WakeIdleCpu {
-  std::unique_ptr<Kernel> k;
-  explicit WakeIdleCpu(const machine::Machine& m, Time gap) {
-    k = std::make_unique<Kernel>(m, Features(), KernelOptions{1, nullptr});
-    Task* sleeper = k->create_task("sleeper", lambda([](Api&, Task&, int n) {
-                                     if (n == 0) return Action::block();
-                                     if (n == 1) return Action::compute(1000);
-                                     return Action::exit();
-                                   }),
-                                   pinned(0, true));
-    k->create_task("waker", lambda([sleeper, gap](Api&, Task&, int n) {
-                     if (n == 0) return Action::sleep(gap.count());
-                     if (n == 1) return Action::wake(sleeper, false);
-                     return Action::exit();
-                   }),
-                   pinned(1));
-    k->run(Time::ms(100));
-  }
-};
-
 }  // namespace
-
-TEST(Mechanisms, WakingPollingIdleCpuSendsNoIpi) {
-  WakeIdleCpu r(two_cpus(), Time::us(500));
-  auto t = r.k->total();
-  EXPECT_EQ(t.ipi_sent[0] + t.ipi_sent[1], 0);
-  EXPECT_GE(t.wake_polling_no_ipi, 1);
-  EXPECT_EQ(r.k->rq(0).c.ipi_received[kCallFunc], 0);
-}
-
-TEST(Mechanisms, WakingNonPollingIdleCpuSendsIpiAndPaysExitLatency) {
-  auto m = non_polling(two_cpus());
-  WakeIdleCpu r(m, Time::us(500));
-  auto t = r.k->total();
-  EXPECT_EQ(t.wake_polling_no_ipi, 0);
-  EXPECT_GE(t.ipi_sent[kCallFunc], 1);
-  EXPECT_GE(r.k->rq(0).c.ipi_received[kCallFunc], 1);
-  // CPU 0 sat in a non-polling state and paid at least that state's real exit cost.
-  int64_t min_exit = INT64_MAX;
-  for (const auto& s : m.idle_states)
-    if (!s.disabled) min_exit = std::min(min_exit, s.wake_cost_ns);
-  EXPECT_GE(r.k->rq(0).c.kernel_ns[static_cast<int>(KernelPath::IdleExit)], min_exit);
-}
-
-TEST(Mechanisms, CallFunctionToPollingIdleCpuGoesThroughScheduleIdle) {
-  Kernel k(two_cpus(), Features(), KernelOptions{1, nullptr});
-  k.create_task("caller", lambda([](Api&, Task&, int n) {
-                  if (n == 0) return Action::sleep(200000);
-                  if (n == 1) return Action::call_func(1, 0, true);
-                  return Action::exit();
-                }),
-                pinned(0));
-  k.run(Time::ms(10));
-  const auto& c1 = k.rq(1).c;
-  EXPECT_EQ(c1.call_functions_run, 1);
-  EXPECT_EQ(k.total().ipi_sent[kCallFunc], 0);
-  EXPECT_EQ(k.rq(0).c.wake_polling_no_ipi, 1);
-  EXPECT_GE(c1.schedule_idle_calls, 1);
-  EXPECT_GE(c1.pick_next_task_from_idle, 1);  // SM_IDLE is off: a full pick follows
-}
 
 TEST(Mechanisms, DisabledIdleStatesAreNeverEntered) {
   auto m = test_machine();

@@ -49,8 +49,10 @@ TEST(Ipistorm, BadParametersNameTheParameter) {
 TEST(Ipistorm, RunsEveryCallOnTheTargetAndReportsTime) {
   auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=2000", "cpulist=0,1"});
   ASSERT_TRUE(r.w->finished());
-  EXPECT_EQ(r.k->total().call_functions_run, 4000);
-  EXPECT_EQ(r.k->rq(1).c.call_functions_run + r.k->rq(2).c.call_functions_run, 4000);
+  // Besides ipistorm's calls, the senders' ticks kick the NOHZ idle balancer (a csd each).
+  auto t = r.k->total();
+  EXPECT_GE(t.call_functions_run, 4000);
+  EXPECT_LE(t.call_functions_run, 4000 + t.nohz_ilb_kick);
   std::string rep = r.w->report();
   EXPECT_TRUE(std::regex_search(rep, std::regex("(^|\n)Time: \\d+\\.\\d{3}\n"))) << rep;
   EXPECT_TRUE(std::regex_search(rep, std::regex("ipistorm: 0 -> 1\nipistorm: 1 -> 2\n"))) << rep;
@@ -65,10 +67,13 @@ TEST(Ipistorm, PollingIdleTargetGetsNoIpis) {
   // Every idle state of the test machine is polling (POLL, MWAIT C1/C6).
   auto r = run_workload(fixture::test_machine(), {"ipistorm", "numipi=300", "delay=20"});
   ASSERT_TRUE(r.w->finished());
-  auto t = r.k->total();
-  EXPECT_EQ(t.call_functions_run, 300);
-  EXPECT_EQ(t.ipi_sent[1], 0);
-  EXPECT_EQ(t.wake_polling_no_ipi, 300);
+  // The target (CPU 1) runs every call from its idle loop's flush, none from an IPI (an IPI
+  // it got was an idle-balance kick, also a csd).
+  const auto& c = r.k->rq(1).c;
+  EXPECT_EQ(c.call_functions_run - c.nohz_csd_run, 300);
+  EXPECT_EQ(c.csd_run_ipi + c.csd_run_idle, c.call_functions_run);
+  EXPECT_LE(c.csd_run_ipi, c.nohz_csd_run);
+  EXPECT_GE(c.csd_run_idle, 300);
 }
 
 TEST(Ipistorm, NonPollingIdleTargetGetsAnIpiPerCall) {
@@ -76,11 +81,12 @@ TEST(Ipistorm, NonPollingIdleTargetGetsAnIpiPerCall) {
   machine::disable_idle_states(m, {"POLL", "C1", "C6"});
   auto r = run_workload(m, {"ipistorm", "numipi=300", "delay=20"});
   ASSERT_TRUE(r.w->finished());
-  auto t = r.k->total();
-  EXPECT_EQ(t.call_functions_run, 300);
-  EXPECT_EQ(t.ipi_sent[1], 300);
-  EXPECT_EQ(r.k->rq(1).c.ipi_received[1], 300);
-  EXPECT_EQ(t.wake_polling_no_ipi, 0);
+  const auto& c = r.k->rq(1).c;
+  EXPECT_EQ(c.call_functions_run - c.nohz_csd_run, 300);
+  EXPECT_EQ(c.csd_run_ipi, c.call_functions_run);
+  EXPECT_GE(c.ipi_received[1], 300);  // one handler may run two queued csds
+  EXPECT_LE(c.ipi_received[1], c.call_functions_run);
+  EXPECT_EQ(r.k->total().wake_polling_no_ipi, 0);
 }
 
 // Back to back (wait=1, no delay) each call finds the target either polling (a need_resched
@@ -92,11 +98,13 @@ TEST(Ipistorm, BackToBackCallsAreKicksOrIpis) {
     if (disable) machine::disable_idle_states(m, {"POLL", "C1", "C6"});
     auto r = run_workload(m, {"ipistorm", "numipi=1000"});
     ASSERT_TRUE(r.w->finished());
-    auto t = r.k->total();
-    EXPECT_EQ(t.call_functions_run, 1000);
-    EXPECT_EQ(t.ipi_sent[1] + t.wake_polling_no_ipi, 1000) << disable;
-    EXPECT_GT(t.wake_polling_no_ipi, 0) << disable;
-    EXPECT_GT(t.ipi_sent[1], 0) << disable;
+    const auto& c = r.k->rq(1).c;
+    EXPECT_EQ(c.call_functions_run - c.nohz_csd_run, 1000);
+    EXPECT_EQ(c.csd_run_ipi + c.csd_run_idle, c.call_functions_run) << disable;
+    EXPECT_EQ(c.csd_run_ipi, c.ipi_received[1]) << disable;
+    EXPECT_GT(c.csd_run_ipi, c.nohz_csd_run) << disable;
+    // With polling states some calls find the target polling again in time: a kick.
+    if (!disable) EXPECT_GT(c.csd_run_idle, c.nohz_csd_run);
   }
 }
 

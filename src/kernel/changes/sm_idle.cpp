@@ -33,7 +33,9 @@ class SmIdle final : public Change {
     counter(rq, kFastpath)++;
     Cpu& cpu = k.cpus[rq.cpu];
     cpu.push_step(path, cost);
-    cpu.run_steps(Resume::DoIdle);
+    // raw_spin_rq_unlock_irq(): the interrupts that arrived meanwhile are taken, then
+    // schedule_idle()'s need_resched test.
+    cpu.run_steps(Resume::IrqsThenScheduleIdleLoop);
     return true;
   }
 };
