@@ -1,5 +1,5 @@
 // schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
-//             [--format text|markdown|json|csv] -- <benchmark command line>
+//             [--format text|markdown|json|csv] [--counters-cpu LIST] -- <benchmark command line>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
+#include "workload/options.hpp"
 
 namespace schedlab::cli {
 
@@ -24,6 +25,7 @@ struct AbArgs {
   std::string seed = "1";
   std::string json;
   std::vector<std::string> base_sets, test_sets;
+  std::string counters_cpu;
 };
 std::string num(double v) {
   if (std::isnan(v)) return "-";
@@ -32,7 +34,8 @@ std::string num(double v) {
 }
 
 // Key counters, one row each: AMean (CoV) per side, normalized, pct imp, KS p.
-std::string counters_table(const std::vector<report::Metric>& ms, bool markdown) {
+std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
+                           const std::string& cpus) {
   std::string out;
   if (ms.empty()) return out;
   auto res0 = report::analyze(ms.front());
@@ -42,7 +45,8 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown)
     out += fmt::format("| counter | {} AMean | {} AMean | normalized | pct imp | KS p |\n", la, lb);
     out += "|---|---:|---:|---:|---:|---:|\n";
   } else {
-    out += "Key counters per run (lower is better):\n";
+    out += cpus.empty() ? std::string("Key counters per run (lower is better):\n")
+                        : fmt::format("Key counters per run of CPU {} (lower is better):\n", cpus);
     out += fmt::format("{:<40} {:>14} {:>14} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
                        lb.substr(0, 14), "normalized", "pct imp", "KS p");
   }
@@ -85,6 +89,8 @@ void register_ab(CLI::App& app) {
   cmd->add_option("--base-set", a->base_sets,
                   "KEY=VALUE as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0)");
   cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
+  cmd->add_option("--counters-cpu", a->counters_cpu,
+                  "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all");
   cmd->add_option("command", a->spec.command, "benchmark command line, after --")->required();
   cmd->callback([a] {
     if (!a->spec.features.empty())
@@ -108,11 +114,20 @@ void register_ab(CLI::App& app) {
         throw UsageError(fmt::format("{}: {}", flag, e.what()));
       }
     }
+    const int nr_cpus = experiment::load_machine(a->spec).topo.nr_cpus();
     try {  // bad input is an error before any run; its warnings are printed once, here
-      auto w = workload::parse_workload(a->spec.command, experiment::load_machine(a->spec).topo.nr_cpus());
+      auto w = workload::parse_workload(a->spec.command, nr_cpus);
       for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
     } catch (const workload::WorkloadError& e) {
       throw UsageError(e.what());
+    }
+    std::vector<int> counter_cpus;
+    if (!a->counters_cpu.empty()) {
+      try {
+        counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);
+      } catch (const workload::WorkloadError& e) {
+        throw UsageError(e.what());
+      }
     }
     experiment::AbSpec s;
     s.base = a->spec;
@@ -120,6 +135,7 @@ void register_ab(CLI::App& app) {
     s.test_features = a->test;
     s.base_sets = a->base_sets;
     s.test_sets = a->test_sets;
+    s.counter_cpus = counter_cpus;
     s.runs = a->runs;
     s.first_seed = parse_seed(a->seed);
     s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -151,7 +167,7 @@ void register_ab(CLI::App& app) {
                r.base.front().machine, s.runs, s.base_features, s.test_features,
                workload::join(s.base.command));
     fmt::print("{}\n", report::render(bench, *fmt_opt));
-    fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown));
+    fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown, a->counters_cpu));
   });
 }
 

@@ -10,8 +10,15 @@ namespace schedlab::experiment {
 std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
   using namespace kernel;
   std::vector<CounterMetric> out;
+  const std::vector<int> cpus = spec.counter_cpus;
+  auto counters = [cpus](const RunResult& r) {
+    if (cpus.empty()) return r.total;
+    CpuCounters c = r.per_cpu[cpus.front()];
+    for (size_t i = 1; i < cpus.size(); ++i) c.add(r.per_cpu[cpus[i]]);
+    return c;
+  };
   auto row = [&](std::string name, const char* unit, std::function<double(const CpuCounters&)> f) {
-    out.push_back({std::move(name), unit, [f](const RunResult& r) { return f(r.total); }});
+    out.push_back({std::move(name), unit, [f, counters](const RunResult& r) { return f(counters(r)); }});
   };
   auto rows = [&](const char* name, const char* unit, auto member) {
     using V = std::decay_t<decltype(CpuCounters{}.*member)>;
@@ -46,9 +53,10 @@ std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
       });
     }
   }
-  out.push_back({"kernel_time_pct", "%", [](const RunResult& r) {
-                   double t = static_cast<double>(r.simulated_ns) * r.nr_cpus;
-                   return t > 0 ? 100.0 * derived::kernel_total_ns(r.total) / t : 0.0;
+  out.push_back({"kernel_time_pct", "%", [counters, cpus](const RunResult& r) {
+                   double t = static_cast<double>(r.simulated_ns) *
+                              (cpus.empty() ? r.nr_cpus : static_cast<int>(cpus.size()));
+                   return t > 0 ? 100.0 * derived::kernel_total_ns(counters(r)) / t : 0.0;
                  }});
   return out;
 }

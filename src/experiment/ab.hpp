@@ -18,6 +18,8 @@ struct AbSpec {
   // machine setting rather than (only) in features (e.g. a guest with and without a polling state).
   std::vector<std::string> base_sets, test_sets;
   std::vector<std::string> base_idle_disable, test_idle_disable;
+  // The CPUs whose counters the key-counter rows sum (--counters-cpu); empty: all CPUs.
+  std::vector<int> counter_cpus;
   int runs = 10;
   int jobs = 1;
   uint64_t first_seed = 1;
@@ -36,7 +38,7 @@ std::vector<report::Metric> ab_metrics(const AbSpec& spec, const AbResult& r);
 
 // The counters an A/B table shows, with how each is derived from a run: the core's key counters
 // (kAb in SCHEDLAB_CPU_COUNTERS), the key counters of the changes on in either side, and the
-// share of CPU time in the kernel.
+// share of CPU time in the kernel; of spec.counter_cpus only when it is set.
 struct CounterMetric {
   std::string name;
   std::string unit;

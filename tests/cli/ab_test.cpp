@@ -61,3 +61,27 @@ TEST(CliAb, BadInput) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
   }
 }
+
+// --counters-cpu: the key counters of the target CPU only. ipistorm's target (CPU 2 of tiny-4:
+// cpulist=1 offset=1) runs every call function and sends nothing; the sender's row would differ.
+TEST(CliAb, CountersOfOneCpu) {
+  std::string cmd = "ab --machine tiny-4 --base '' --test SM_IDLE --runs 2 --format csv ";
+  std::string bench = " -- ipistorm numipi=200 single=1 offset=1 cpulist=1 wait=1";
+  auto all = run_schedlab(cmd + bench);
+  auto target = run_schedlab(cmd + "--counters-cpu 2" + bench);
+  auto sender = run_schedlab(cmd + "--counters-cpu 1" + bench);
+  ASSERT_EQ(all.status, 0) << all.err;
+  ASSERT_EQ(target.status, 0) << target.err;
+  ASSERT_EQ(sender.status, 0) << sender.err;
+  EXPECT_NE(all.out, target.out);
+  // The sender runs no call function from its idle loop; the target runs them all.
+  auto row = [](const std::string& csv, const std::string& name) {
+    auto p = csv.find("\n" + name + ",");
+    return p == std::string::npos ? std::string() : csv.substr(p + 1, csv.find('\n', p + 1) - p - 1);
+  };
+  EXPECT_FALSE(row(target.out, "csd_run_idle").empty()) << target.out;
+  EXPECT_NE(row(target.out, "csd_run_idle"), row(sender.out, "csd_run_idle"));
+  auto bad = run_schedlab(cmd + "--counters-cpu 9" + bench);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("schedlab: error: --counters-cpu"), std::string::npos) << bad.err;
+}
