@@ -280,6 +280,9 @@ TEST(CsdPollKick, RevertSendsAnIpiPerCallAndSkipsScheduleIdle) {
   EXPECT_GE(off.k->rq(0).c.ipi_sent[1], 200);
   EXPECT_EQ(c_off.schedule_idle_calls, 0);
   EXPECT_EQ(c_on.schedule_idle_calls, 200);
+  // The sender tried set_nr_if_polling() for every call (the queue was empty each time).
+  EXPECT_EQ(change_counter(on.k->rq(0).c, "csd_poll_kick_tries"), 200);
+  EXPECT_EQ(change_counter(off.k->rq(0).c, "csd_poll_kick_tries"), 0);
 }
 
 // NI_SKIP_IDLE_PREV: the pick after a kick (prev = the idle task) runs no newidle balance, but
@@ -290,6 +293,8 @@ TEST(NiSkipIdlePrev, NoNewidleBalanceWhenPrevIsIdle) {
   EXPECT_GT(off.k->rq(1).c.newidle_balance_calls, 0);
   EXPECT_EQ(on.k->rq(1).c.newidle_balance_calls, 0);
   EXPECT_EQ(on.k->rq(1).c.pick_next_task_from_idle, off.k->rq(1).c.pick_next_task_from_idle);
+  EXPECT_EQ(change_counter(on.k->rq(1).c, "newidle_skipped_idle_prev"),
+            off.k->rq(1).c.newidle_balance_calls);
 }
 
 // TIF_NOTIFY_IPI: the kick sets TIF_NOTIFY_IPI, not TIF_NEED_RESCHED: the target flushes and goes
@@ -302,6 +307,7 @@ TEST(TifNotifyIpi, IpiOnlyWakeupSkipsScheduleIdle) {
   EXPECT_EQ(c.schedule_idle_calls, 0);
   EXPECT_EQ(c.pick_next_task_from_idle, 0);
   EXPECT_EQ(on.k->rq(0).c.wake_polling_no_ipi, 200);
+  EXPECT_EQ(change_counter(on.k->rq(0).c, "notify_ipi_kicks"), 200);
   EXPECT_EQ(off.k->rq(1).c.schedule_idle_calls, 200);
   EXPECT_LT(c.irqs_off_ns, off.k->rq(1).c.irqs_off_ns);
 }

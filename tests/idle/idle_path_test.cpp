@@ -14,6 +14,7 @@
 
 using namespace schedlab;
 using namespace schedlab::fixture;
+using kernel::change_counter;
 using kernel::Features;
 using kernel::Kernel;
 using kernel::KernelOptions;
@@ -232,6 +233,35 @@ TEST(IdlePath, NewidleWalkRunsPastTheGatesWithIrqsOff) {
   }
 }
 
+// NI_MIGRATION_GATE's own gate: an overloaded root domain and a level cost below avg_idle, but
+// avg_idle below sysctl_sched_migration_cost: the pre-v5.17 kernel skips the walk.
+TEST(IdlePath, MigrationCostGateSkipsShortIdle) {
+  auto m = two_cpus();
+  for (const std::string f : {"", "NI_MIGRATION_GATE"}) {
+    SCOPED_TRACE(f);
+    Kernel k(m, feats(f), KernelOptions{1, nullptr});
+    k.rq(1).avg_idle = m.tunables.migration_cost_ns / 2;  // a CPU that idles briefly
+    k.create_task("short", lambda([](Api&, Task&, int n) {
+                    return n == 0 ? Action::compute(300000) : Action::exit();
+                  }),
+                  pinned(1));
+    auto hog = [] {
+      return lambda([](Api&, Task&, int n) {
+        return n < 1 ? Action::compute(50000000) : Action::exit();
+      });
+    };
+    k.create_task("hog", hog(), pinned(0));
+    kernel::TaskOptions o;
+    o.pin_cpu = 0;
+    k.create_task("hog", hog(), o);
+    k.run(Time::ms(1));
+    const auto& c1 = k.rq(1).c;
+    EXPECT_EQ(c1.newidle_balance_walks, f.empty() ? 1 : 0);
+    EXPECT_EQ(c1.newidle_balance_pulled, f.empty() ? 1 : 0);
+    EXPECT_EQ(change_counter(c1, "newidle_migration_gated"), f.empty() ? 0 : 1);
+  }
+}
+
 // Not overloaded: the gate skips the walk (no blocked-load update), and nohz_newidle_balance()
 // flags NOHZ_NEWILB_KICK (idle CPUs have blocked load due for an update, avg_idle is long): the
 // next do_idle() runs _nohz_idle_balance() for the stats, and the next is due a LOAD_AVG_PERIOD
@@ -303,6 +333,9 @@ TEST(IdlePath, IlbRaisedInTheIdleFlushWakesKsoftirqdAndAborts) {
   EXPECT_GT(c1.nohz_idle_balance, 0);
   EXPECT_GT(c1.nohz_idle_balance_abort, 0);
   EXPECT_EQ(r.k->rq(2).c.load_balance_calls, 0);
+  // Every kick went on despite the polling kick's need_resched.
+  EXPECT_EQ(c1.nohz_ilb_bail, 0);
+  EXPECT_GE(change_counter(c1, "ilb_need_resched_ignored"), c1.nohz_csd_run);
 }
 
 // Both changes: the flush's do_softirq() runs _nohz_idle_balance() without waking ksoftirqd and
@@ -314,6 +347,10 @@ TEST(IdlePath, IlbWithBothFixesBalancesForTheIdleCpus) {
   EXPECT_GT(c1.nohz_idle_balance, 0);
   EXPECT_EQ(c1.nohz_idle_balance_abort, 0);
   EXPECT_GT(r.k->rq(2).c.load_balance_calls, 0);
+  // The raises in the flush that would have woken ksoftirqd (the test above) did not.
+  IlbKick alone(four_cpus(), "ILB_NO_NEED_RESCHED");
+  EXPECT_GT(change_counter(c1, "ksoftirqd_wakeups_avoided"), 0);
+  EXPECT_EQ(change_counter(alone.k->rq(1).c, "ksoftirqd_wakeups_avoided"), 0);
 }
 
 // A non-polling ILB gets the IPI: nohz_csd_func() runs in interrupt context, so the raise wakes no
