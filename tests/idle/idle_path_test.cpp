@@ -190,8 +190,10 @@ namespace {
 // balance walks the domains and pulls.
 struct Overloaded {
   std::unique_ptr<Kernel> k;
-  Overloaded(const machine::Machine& m, const std::string& features) {
+  // avg_idle_ns >= 0: CPU 1's avg_idle before the run (a CPU that idles briefly, say).
+  Overloaded(const machine::Machine& m, const std::string& features, int64_t avg_idle_ns = -1) {
     k = std::make_unique<Kernel>(m, feats(features), KernelOptions{1, nullptr});
+    if (avg_idle_ns >= 0) k->rq(1).avg_idle = avg_idle_ns;
     auto hog = [] {
       return lambda([](Api&, Task&, int n) {
         return n < 1 ? Action::compute(50000000) : Action::exit();
@@ -239,23 +241,8 @@ TEST(IdlePath, MigrationCostGateSkipsShortIdle) {
   auto m = two_cpus();
   for (const std::string f : {"", "NI_MIGRATION_GATE"}) {
     SCOPED_TRACE(f);
-    Kernel k(m, feats(f), KernelOptions{1, nullptr});
-    k.rq(1).avg_idle = m.tunables.migration_cost_ns / 2;  // a CPU that idles briefly
-    k.create_task("short", lambda([](Api&, Task&, int n) {
-                    return n == 0 ? Action::compute(300000) : Action::exit();
-                  }),
-                  pinned(1));
-    auto hog = [] {
-      return lambda([](Api&, Task&, int n) {
-        return n < 1 ? Action::compute(50000000) : Action::exit();
-      });
-    };
-    k.create_task("hog", hog(), pinned(0));
-    kernel::TaskOptions o;
-    o.pin_cpu = 0;
-    k.create_task("hog", hog(), o);
-    k.run(Time::ms(1));
-    const auto& c1 = k.rq(1).c;
+    Overloaded o(m, f, m.tunables.migration_cost_ns / 2);
+    const auto& c1 = o.k->rq(1).c;
     EXPECT_EQ(c1.newidle_balance_walks, f.empty() ? 1 : 0);
     EXPECT_EQ(c1.newidle_balance_pulled, f.empty() ? 1 : 0);
     EXPECT_EQ(change_counter(c1, "newidle_migration_gated"), f.empty() ? 0 : 1);
