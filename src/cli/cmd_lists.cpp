@@ -1,6 +1,7 @@
 // schedlab machines | features | workloads: what exists, one line each.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -32,8 +33,11 @@ void register_lists(CLI::App& app) {
   f->add_flag("--verbose,-v", *verbose,
               "also each scheduler change's origin, counters and tunables (--set change.NAME.KEY=V)");
   f->callback([verbose] {
-    for (const auto& fi : kernel::feature_table()) {
-      fmt::print("{:<18} {:<3}  {}\n", fi.name, fi.default_on ? "on" : "off", fi.help);
+    const auto table = kernel::feature_table();
+    size_t width = 18;  // the name column fits the longest name
+    for (const auto& fi : table) width = std::max(width, std::string(fi.name).size());
+    for (const auto& fi : table) {
+      fmt::print("{:<{}} {:<3}  {}\n", fi.name, width, fi.default_on ? "on" : "off", fi.help);
       if (!*verbose || fi.change < 0) continue;
       const kernel::ChangeInfo& in = kernel::change_types()[fi.change]->info;
       fmt::print("{:<24}origin: {}\n", "", in.origin);
