@@ -18,8 +18,10 @@
 
 #include "cli/commands.hpp"
 #include "report/report.hpp"
+#include "util/text.hpp"
 
 namespace schedlab::cli {
+using util::trim;
 
 namespace {
 
@@ -34,14 +36,6 @@ struct CompareArgs {
   bool sample_std = false;
   std::string quantile_method = "linear";
 };
-
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n\v\f";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
 
 // A finite number, or a UsageError naming where it came from.
 double parse_number(std::string_view text, const std::string& where) {
