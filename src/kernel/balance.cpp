@@ -119,7 +119,7 @@ static void update_newidle_cost(Kernel& k, SchedDomain& sd, int64_t cost) {
     sd.max_newidle_lb_cost = cost;
     sd.last_decay_max_lb_cost = k.now();
   } else if ((k.now() - sd.last_decay_max_lb_cost).count() > kDecayPeriodNs) {
-    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * kLbCostDecayNum / kLbCostDecayDen;
     sd.last_decay_max_lb_cost = k.now();
   }
 }
@@ -442,7 +442,7 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
     this_rq.c.nohz_idle_balance_abort++;
   } else {
     if (update_next) {
-      int64_t j = next_balance.count() / k.tick_ns();
+      int64_t j = next_balance.count() / k.tick_period_ns();
       k.nohz.next_balance = std::min(j, next_balance_j);
     }
     if (flags & NOHZ_STATS_KICK)

@@ -91,7 +91,7 @@ void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
 void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
   update_curr(k, rq);
   int64_t V = avg_vruntime(rq);
-  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_ns());
+  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_period_ns());
   p->vlag = std::clamp<int64_t>(V - p->vruntime, -limit, limit);
 }
 
@@ -313,8 +313,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   int nr = INT32_MAX;
   if (k.f.on(Feature::SIS_PROP) && !has_idle_core) {
     // Age this CPU's idle estimate by the jiffies since its last wakeup.
-    int64_t jiffies_now = k.now().count() / k.tick_ns();
-    int64_t jiffies_then = this_rq.wake_stamp.count() / k.tick_ns();
+    int64_t jiffies_now = k.now().count() / k.tick_period_ns();
+    int64_t jiffies_then = this_rq.wake_stamp.count() / k.tick_period_ns();
     int64_t avg_idle = this_rq.wake_avg_idle;
     for (int64_t j = jiffies_then; j < jiffies_now && avg_idle > 0; ++j) avg_idle /= 2;
     this_rq.wake_avg_idle = avg_idle;

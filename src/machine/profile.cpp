@@ -29,7 +29,6 @@ namespace {
 
 const std::vector<std::string> kKnownArches = {"x86_64", "arm64"};
 const std::vector<std::string> kKnownGovernors = {"menu", "teo", "haltpoll", "ladder"};
-const char* const kPollStateName = "POLL";
 const char* const kProfileExt = ".toml";
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
@@ -108,7 +107,7 @@ std::optional<Problem> check_idle_states(const Machine& m) {
       std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
       if (auto p = range_problem(key, as_double(f.ref(s)), f.min, f.max, f.unit, at + "." + f.name)) return p;
     }
-    if (s.name == kPollStateName) {
+    if (s.is_poll()) {
       if (i != 0)
         return Problem{fmt::format("idle state {} must be state 0 (it is state {})", kPollStateName, i),
                        at + ".name"};

@@ -1,6 +1,7 @@
 // The interface through which the kernel model reports what happens. Writers for trace-cmd
-// .dat, ftrace text and Perfetto JSON implement it (see docs/architecture.md); so does the
-// sanity checker. Every call carries the simulated time and the CPU the event happens on.
+// .dat, ftrace text and Perfetto JSON implement it (see docs/architecture.md), as do tests'
+// recorders; the sanity checker (kernel/check.hpp) is not a sink: it reads the kernel's state
+// after every event. Every call carries the simulated time and the CPU the event happens on.
 #pragma once
 #include <cstdint>
 #include <string_view>

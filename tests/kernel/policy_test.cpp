@@ -356,13 +356,13 @@ TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
   auto ts = h.busy(1, 3);  // 4 tasks on CPU 1
   int64_t cost = 0;
   kernel::SchedDomain& sd = h.rq(0).sd.front();
-  EXPECT_EQ(kernel::sched_balance_rq(*h.k, h.rq(0), sd, false, cost), 0);
-  EXPECT_EQ(kernel::sched_balance_rq(*h.k, h.rq(0), sd, true, cost), 2);  // (4 - 0) / 2
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, false, cost), 0);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 2);  // (4 - 0) / 2
   EXPECT_EQ(h.rq(0).nr_running, 2);
   EXPECT_EQ(h.rq(1).nr_running, 2);
   EXPECT_EQ(h.rq(0).c.migrations, 2);
   // Balanced (2 and 2): nothing.
-  EXPECT_EQ(kernel::sched_balance_rq(*h.k, h.rq(0), sd, true, cost), 0);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 0);
   // Cold tasks (migration_cost 0) move on a periodic balance, but only where allowed.
   auto m = flat4();
   m.tunables.migration_cost_ns = 0;
@@ -372,7 +372,7 @@ TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
   cs[1]->allowed = &not0;
   cs[1]->nr_cpus_allowed = 3;
   kernel::SchedDomain& csd = c.rq(0).sd.front();
-  EXPECT_EQ(kernel::sched_balance_rq(*c.k, c.rq(0), csd, false, cost), 2);
+  EXPECT_EQ(kernel::sched_balance_rq(*c.k, 0, c.rq(0), csd, false, cost), 2);
   EXPECT_EQ(cs[1]->cpu, 1);  // the pinned one stayed
   EXPECT_EQ(cs[2]->cpu, 0);
   EXPECT_EQ(cs[3]->cpu, 0);
