@@ -129,6 +129,63 @@ struct Noise {
   bool operator==(const Noise&) const = default;
 };
 
+// A value `schedlab host` recorded about a real machine, with its unit and where it came from (a
+// sysfs or proc file, a CPUID leaf, a measurement). Written in a profile as the inline table
+// `{ value = ..., unit = "...", source = "..." }`; the unit is fixed per key and checked on load.
+// Booleans are 0/1 with unit "bool". An empty source means "not recorded" (the key is absent).
+struct Recorded {
+  double value = 0;
+  std::string source;
+  bool known() const { return !source.empty(); }
+  bool operator==(const Recorded&) const = default;
+};
+struct RecordedText {
+  std::string value;
+  std::string source;
+  bool known() const { return !source.empty(); }
+  bool operator==(const RecordedText&) const = default;
+};
+
+// [guest]: the machine is a virtual machine (CPUID.1:ECX bit 31, the hypervisor bit). What
+// `schedlab host probe` recognised and `schedlab host calibrate` measured. docs/variance.md
+// ("Guest model") specifies how the kernel model is to use it; profile_fields.cpp lists every key
+// with its unit. Absent on bare-metal profiles.
+struct Guest {
+  bool present = false;
+  RecordedText hypervisor;    // "KVM", "Microsoft Hv", "VMware", "Xen", "TCG", ... (CPUID 0x40000000)
+  RecordedText kvm_features;  // KVM_FEATURE_* names from CPUID 0x40000001 EAX, comma-separated
+  Recorded hint_realtime;     // bool: KVM_HINTS_REALTIME (vCPUs never preempted; haltpoll loads itself)
+  Recorded steal_pct;         // % of all CPU time the host stole since boot (/proc/stat steal)
+  // cpuidle-haltpoll governor (module `haltpoll`), used when cpuidle_driver = governor = haltpoll.
+  Recorded guest_halt_poll_ns;            // ns: largest poll window (0: the governor never polls)
+  Recorded guest_halt_poll_grow;          // factor the per-CPU window grows by
+  Recorded guest_halt_poll_grow_start;    // ns: first non-zero window
+  Recorded guest_halt_poll_shrink;        // divisor the window shrinks by (0: straight to 0)
+  Recorded guest_halt_poll_allow_shrink;  // bool
+  // Measured by `schedlab host calibrate` (docs/host.md), as distributions: median and the
+  // lognormal shape sigma = (ln p90 - ln p10) / 2.563.
+  Recorded ipi_send_ns;           // waker side: sending one wakeup IPI to a halted vCPU (VM exit)
+  Recorded ipi_send_sigma;        // ln
+  Recorded halted_wake_ns;        // IPI sent -> handler runs on a halted vCPU (host wakes it, VM entry)
+  Recorded halted_wake_sigma;     // ln
+  Recorded running_ipi_ns;        // IPI round trip to a running vCPU (membarrier expedited)
+  Recorded running_ipi_sigma;     // ln
+  bool operator==(const Guest&) const = default;
+};
+
+// One kind of background activity on an otherwise idle machine (interrupts, softirqs, kernel
+// threads, the host stealing the vCPU, other processes): [[background]] tables, recorded by
+// `schedlab host calibrate` (docs/variance.md, "Background activity"). Durations are lognormal.
+struct BackgroundActivity {
+  std::string name;   // "LOC", "RCU", "kworker/N:N", "steal", ...
+  std::string kind;   // "irq", "softirq", "kthread", "steal", "task"
+  std::string scope;  // "per_cpu": each CPU on its own at `rate`; "system": `rate` for the whole machine
+  Recorded rate_hz;              // Hz: events per second (per CPU, or in all for "system")
+  Recorded duration_ns;          // ns: median time one event takes the CPU away
+  Recorded duration_sigma;       // ln: lognormal shape of the duration (0: always the median)
+  bool operator==(const BackgroundActivity&) const = default;
+};
+
 struct Machine {
   std::string name;            // profile name (file stem)
   std::string description;
@@ -141,6 +198,8 @@ struct Machine {
   Costs costs;
   Tunables tunables;
   Noise noise;
+  Guest guest;                                // [guest], present only for virtual machines
+  std::vector<BackgroundActivity> background; // [[background]], empty unless recorded
 
   // The tick period (1 s / CONFIG_HZ); costs.tick_ns is the work of one tick, not its period.
   int64_t tick_period_ns() const { return 1000000000 / tunables.hz; }

@@ -124,6 +124,58 @@ const std::vector<IdleField>& idle_fields() {
   return table;
 }
 
+const std::vector<GuestField>& guest_fields() {
+  constexpr double kMaxUint = 4294967295.0;  // module parameters are unsigned int
+  static const std::vector<GuestField> table = {
+      {"hint_realtime", &Guest::hint_realtime, "bool", 0, 1,
+       "KVM_HINTS_REALTIME (CPUID 0x40000001 EDX bit 0): vCPUs on dedicated host CPUs"},
+      {"steal_pct", &Guest::steal_pct, "%", 0, 100, "share of CPU time stolen by the host since boot"},
+      {"guest_halt_poll_ns", &Guest::guest_halt_poll_ns, "ns", 0, kMaxUint,
+       "haltpoll governor: largest per-CPU poll window (0: never polls)"},
+      {"guest_halt_poll_grow", &Guest::guest_halt_poll_grow, "factor", 0, kMaxUint,
+       "haltpoll governor: the window is multiplied by this when a wakeup came just after halting"},
+      {"guest_halt_poll_grow_start", &Guest::guest_halt_poll_grow_start, "ns", 0, kMaxUint,
+       "haltpoll governor: first non-zero window"},
+      {"guest_halt_poll_shrink", &Guest::guest_halt_poll_shrink, "divisor", 0, kMaxUint,
+       "haltpoll governor: the window is divided by this after a halt longer than guest_halt_poll_ns (0: reset)"},
+      {"guest_halt_poll_allow_shrink", &Guest::guest_halt_poll_allow_shrink, "bool", 0, 1,
+       "haltpoll governor: whether the window shrinks at all"},
+      {"ipi_send_ns", &Guest::ipi_send_ns, "ns", 0, kMaxCostNs,
+       "waker side of a wakeup IPI to a halted vCPU (VM exit for the PV send-IPI hypercall or ICR write), median"},
+      {"ipi_send_sigma", &Guest::ipi_send_sigma, "ln", 0, 10, "lognormal shape of ipi_send_ns"},
+      {"halted_wake_ns", &Guest::halted_wake_ns, "ns", 0, kMaxCostNs,
+       "IPI sent -> its handler running on a halted vCPU (host wakes the vCPU thread, VM entry), median"},
+      {"halted_wake_sigma", &Guest::halted_wake_sigma, "ln", 0, 10, "lognormal shape of halted_wake_ns"},
+      {"running_ipi_ns", &Guest::running_ipi_ns, "ns", 0, kMaxCostNs,
+       "IPI round trip to a running vCPU (send exit + delivery + handler + reply), median"},
+      {"running_ipi_sigma", &Guest::running_ipi_sigma, "ln", 0, 10, "lognormal shape of running_ipi_ns"},
+  };
+  return table;
+}
+
+const std::vector<GuestTextField>& guest_text_fields() {
+  static const std::vector<GuestTextField> table = {
+      {"hypervisor", &Guest::hypervisor, "hypervisor named by the CPUID 0x40000000 signature"},
+      {"kvm_features", &Guest::kvm_features, "KVM_FEATURE_* bits of CPUID 0x40000001 EAX"},
+  };
+  return table;
+}
+
+const std::vector<BackgroundField>& background_fields() {
+  static const std::vector<BackgroundField> table = {
+      {"rate_hz", &BackgroundActivity::rate_hz, "Hz", 0, 1e6,
+       "events per second (per CPU for scope per_cpu, for the whole machine for scope system)"},
+      {"duration_ns", &BackgroundActivity::duration_ns, "ns", 0, kMaxCostNs,
+       "median time one event takes its CPU away from the running task"},
+      {"duration_sigma", &BackgroundActivity::duration_sigma, "ln", 0, 10,
+       "lognormal shape of the duration: sigma of ln(duration)"},
+  };
+  return table;
+}
+
+const std::vector<std::string> kBackgroundKinds = {"irq", "softirq", "kthread", "steal", "task"};
+const std::vector<std::string> kBackgroundScopes = {"per_cpu", "system"};
+
 const std::vector<TopoField>& topo_fields() {
   static const std::vector<TopoField> table = {
       {"sockets", &Topology::sockets, 1, 64, "CPU packages"},

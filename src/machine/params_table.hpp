@@ -49,4 +49,35 @@ struct TopoField {
 };
 const std::vector<TopoField>& topo_fields();
 
+// One entry of [guest] (a Recorded value with a fixed unit; unit "bool" = true/false).
+struct GuestField {
+  const char* name;
+  Recorded Guest::*member;
+  const char* unit;
+  double min;
+  double max;
+  const char* help;
+};
+const std::vector<GuestField>& guest_fields();
+// The text entries of [guest] ({ value = "...", source = "..." }).
+struct GuestTextField {
+  const char* name;
+  RecordedText Guest::*member;
+  const char* help;
+};
+const std::vector<GuestTextField>& guest_text_fields();
+
+// The Recorded entries of one [[background]] table.
+struct BackgroundField {
+  const char* name;
+  Recorded BackgroundActivity::*member;
+  const char* unit;
+  double min;
+  double max;
+  const char* help;
+};
+const std::vector<BackgroundField>& background_fields();
+extern const std::vector<std::string> kBackgroundKinds;   // irq, softirq, kthread, steal, task
+extern const std::vector<std::string> kBackgroundScopes;  // per_cpu, system
+
 }  // namespace schedlab::machine::detail

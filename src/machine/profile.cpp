@@ -146,11 +146,55 @@ std::optional<Problem> check_strings(const Machine& m) {
   return std::nullopt;
 }
 
+bool one_of(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::optional<Problem> check_recorded(const std::string& key, const Recorded& r, double min, double max,
+                                      const char* unit) {
+  if (!r.known()) return std::nullopt;
+  return range_problem(key, r.value, min, max, unit, key);
+}
+
+std::optional<Problem> check_guest(const Machine& m) {
+  if (!m.guest.present) return std::nullopt;
+  if (!m.guest.hypervisor.known() || m.guest.hypervisor.value.empty())
+    return Problem{"[guest] needs hypervisor = { value = \"...\", source = \"...\" }", "guest"};
+  for (const auto& f : detail::guest_fields())
+    if (auto p = check_recorded(std::string("guest.") + f.name, m.guest.*f.member, f.min, f.max, f.unit)) return p;
+  return std::nullopt;
+}
+
+std::optional<Problem> check_background(const Machine& m) {
+  for (size_t i = 0; i < m.background.size(); ++i) {
+    const auto& a = m.background[i];
+    std::string at = fmt::format("background[{}]", i);
+    if (a.name.empty()) return Problem{fmt::format("background activity {} has an empty name", i), at + ".name"};
+    if (!one_of(detail::kBackgroundKinds, a.kind))
+      return Problem{fmt::format("background '{}': kind = '{}' is not one of {}", a.name, a.kind,
+                                 join(detail::kBackgroundKinds)),
+                     at + ".kind"};
+    if (!one_of(detail::kBackgroundScopes, a.scope))
+      return Problem{fmt::format("background '{}': scope = '{}' is not one of {}", a.name, a.scope,
+                                 join(detail::kBackgroundScopes)),
+                     at + ".scope"};
+    for (const auto& f : detail::background_fields()) {
+      const Recorded& r = a.*f.member;
+      std::string key = fmt::format("background.{}.{}", a.name, f.name);
+      if (!r.known()) return Problem{fmt::format("{} is missing", key), at};
+      if (auto p = range_problem(key, r.value, f.min, f.max, f.unit, at + "." + f.name)) return p;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Problem> check_machine(const Machine& m) {
   if (auto p = check_topology(m.topo)) return p;
   if (auto p = check_strings(m)) return p;
   if (auto p = check_idle_states(m)) return p;
   if (auto p = check_fields(m)) return p;
+  if (auto p = check_guest(m)) return p;
+  if (auto p = check_background(m)) return p;
   return std::nullopt;
 }
 
@@ -159,6 +203,39 @@ std::optional<Problem> check_machine(const Machine& m) {
 class Reader : public TomlReader<ProfileError> {
  public:
   using TomlReader::TomlReader;
+
+  // { value = X, unit = "U", source = "S" }; unit must be `unit` ("bool": X is true/false).
+  Recorded get_recorded(const toml::node& n, const std::string& path, const std::string& key, const char* unit) {
+    if (!n.is_table())
+      fail(n, fmt::format("{} must be {{ value = ..., unit = \"{}\", source = \"...\" }}, not {}", key, unit,
+                          type_name(n.type())));
+    const auto& t = *n.as_table();
+    reject_unknown(t, key, {"value", "unit", "source"});
+    Recorded r;
+    const auto& v = require(t, path, "value", key);
+    if (std::string(unit) == "bool") r.value = get_bool(v, key + ".value") ? 1 : 0;
+    else r.value = get_real(v, key + ".value");
+    const auto& u = require(t, path, "unit", key);
+    std::string us = get_string(u, key + ".unit");
+    if (us != unit) fail(u, fmt::format("{} is in {}, not '{}'", key, unit, us));
+    const auto& src = require(t, path, "source", key);
+    r.source = get_string(src, key + ".source");
+    if (r.source.empty()) fail(src, fmt::format("{}.source is empty (say where the value came from)", key));
+    return r;
+  }
+  // { value = "X", source = "S" }
+  RecordedText get_recorded_text(const toml::node& n, const std::string& path, const std::string& key) {
+    if (!n.is_table())
+      fail(n, fmt::format("{} must be {{ value = \"...\", source = \"...\" }}, not {}", key, type_name(n.type())));
+    const auto& t = *n.as_table();
+    reject_unknown(t, key, {"value", "source"});
+    RecordedText r;
+    r.value = get_string(require(t, path, "value", key), key + ".value");
+    const auto& src = require(t, path, "source", key);
+    r.source = get_string(src, key + ".source");
+    if (r.source.empty()) fail(src, fmt::format("{}.source is empty (say where the value came from)", key));
+    return r;
+  }
 
   void read_ref(const toml::node& n, const std::string& key, const FieldRef& ref) const {
     std::visit(
@@ -185,8 +262,8 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
   m.source_path = source_name;
 
   rd.reject_unknown(root, "the profile (tables are [machine], [topology], [[idle_state]], [costs], "
-                          "[tunables], [noise])",
-                    {"machine", "topology", "idle_state", "costs", "tunables", "noise"});
+                          "[tunables], [noise], [guest], [[background]])",
+                    {"machine", "topology", "idle_state", "costs", "tunables", "noise", "guest", "background"});
 
   {
     const auto& t = rd.table(root, "machine");
@@ -265,6 +342,53 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
     for (const Field* f : mine) {
       const auto& n = rd.require(t, table, f->name, label);
       rd.read_ref(n, f->key(), f->ref(m));
+    }
+  }
+
+  if (const toml::node* g = root.get("guest")) {
+    if (!g->is_table()) rd.fail(*g, fmt::format("'guest' must be a table, not {}", type_name(g->type())));
+    rd.note("guest", *g);
+    const auto& t = *g->as_table();
+    std::vector<std::string> allowed;
+    for (const auto& f : detail::guest_text_fields()) allowed.push_back(f.name);
+    for (const auto& f : detail::guest_fields()) allowed.push_back(f.name);
+    rd.reject_unknown(t, "[guest]", allowed);
+    m.guest.present = true;
+    for (const auto& f : detail::guest_text_fields())
+      if (const toml::node* n = t.get(f.name)) {
+        std::string path = std::string("guest.") + f.name;
+        rd.note(path, *n);
+        m.guest.*f.member = rd.get_recorded_text(*n, path, path);
+      }
+    for (const auto& f : detail::guest_fields())
+      if (const toml::node* n = t.get(f.name)) {
+        std::string path = std::string("guest.") + f.name;
+        rd.note(path, *n);
+        m.guest.*f.member = rd.get_recorded(*n, path, path, f.unit);
+      }
+  }
+
+  if (const toml::node* b = root.get("background")) {
+    if (!b->is_array_of_tables())
+      rd.fail(*b, fmt::format("'background' must be an array of tables ([[background]]), not {}", type_name(b->type())));
+    rd.note("background", *b);
+    const auto& arr = *b->as_array();
+    std::vector<std::string> allowed = {"name", "kind", "scope"};
+    for (const auto& f : detail::background_fields()) allowed.push_back(f.name);
+    for (size_t i = 0; i < arr.size(); ++i) {
+      const auto& t = *arr.get(i)->as_table();
+      std::string path = fmt::format("background[{}]", i);
+      std::string label = fmt::format("[[background]] #{}", i);
+      rd.note(path, t);
+      rd.reject_unknown(t, label, allowed);
+      BackgroundActivity a;
+      for (auto [k, p] : {std::pair{"name", &a.name}, std::pair{"kind", &a.kind}, std::pair{"scope", &a.scope}})
+        *p = rd.get_string(rd.require(t, path, k, label), std::string("background.") + k);
+      for (const auto& f : detail::background_fields()) {
+        const auto& n = rd.require(t, path, f.name, label);
+        a.*f.member = rd.get_recorded(n, path + "." + f.name, fmt::format("background.{}.{}", a.name, f.name), f.unit);
+      }
+      m.background.push_back(std::move(a));
     }
   }
 
@@ -498,6 +622,28 @@ std::string to_toml(const Machine& cm, const std::string& header_comment) {
       out += fmt::format("\n[{}]\n", f.table);
     }
     out += fmt::format("{} = {}  # {}: {}\n", f.name, toml_value(f.ref(m)), f.unit, f.help);
+  }
+
+  auto recorded = [](const Recorded& r, const char* unit) {
+    double v = r.value;
+    std::string value = std::string(unit) == "bool" ? (v != 0 ? "true" : "false") : fmt_num(v);
+    return fmt::format("{{ value = {}, unit = {}, source = {} }}", value, toml_string(unit), toml_string(r.source));
+  };
+  if (m.guest.present) {
+    out += "\n[guest]\n";
+    for (const auto& f : detail::guest_text_fields())
+      if (const auto& r = m.guest.*f.member; r.known())
+        out += fmt::format("{} = {{ value = {}, source = {} }}\n", f.name, toml_string(r.value), toml_string(r.source));
+    for (const auto& f : detail::guest_fields())
+      if (const auto& r = m.guest.*f.member; r.known())
+        out += fmt::format("{} = {}  # {}\n", f.name, recorded(r, f.unit), f.help);
+  }
+  for (const auto& a : m.background) {
+    out += "\n[[background]]\n";
+    out += fmt::format("name = {}\nkind = {}\nscope = {}\n", toml_string(a.name), toml_string(a.kind),
+                       toml_string(a.scope));
+    for (const auto& f : detail::background_fields())
+      out += fmt::format("{} = {}\n", f.name, recorded(a.*f.member, f.unit));
   }
   return out;
 }
