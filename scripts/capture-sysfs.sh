@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Copies the sysfs/procfs files `schedlab host probe` reads into DEST, so a machine's layout can be
 # kept as a test fixture (tests/host/fixtures/) or probed elsewhere: schedlab host probe --sysfs-root DEST
-# Usage: scripts/capture-sysfs.sh DEST
+# Usage: scripts/capture-sysfs.sh DEST [SCHEDLAB]   (SCHEDLAB: the binary, for the CPUID leaves; default
+# build/schedlab if present)
 set -euo pipefail
-dest=${1:?usage: $0 DEST}
+dest=${1:?usage: $0 DEST [SCHEDLAB]}
+schedlab=${2:-build/schedlab}
 copy() {  # copy one readable file, keeping its path under DEST
   local f=$1
   [ -r "$f" ] || return 0
@@ -30,4 +32,12 @@ for n in /sys/devices/system/node/node[0-9]*; do
 done
 copy /proc/sys/kernel/arch
 copy /proc/sys/kernel/osrelease
+# Virtual machines (docs/host.md, "Virtual machines"): the kernel's CPU flags, steal time, haltpoll.
+copy /proc/cpuinfo
+copy /proc/stat
+for f in /sys/module/haltpoll/parameters/*; do [ -e "$f" ] && copy "$f"; done
+if [ -x "$schedlab" ]; then
+  mkdir -p "$dest"
+  "$schedlab" host probe --dump-cpuid > "$dest/cpuid"
+fi
 echo "captured into $dest"

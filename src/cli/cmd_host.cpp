@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "host/bench.hpp"
 #include "host/calibrate.hpp"
+#include "host/guest.hpp"
 #include "host/probe.hpp"
 #include "machine/machine.hpp"
 
@@ -23,6 +24,7 @@ struct HostArgs {
   std::string sysfs_root = "/";
   std::string base = "tiny-4";
   bool quick = false;
+  bool dump_cpuid = false;
   int runs = 5;
   std::vector<std::string> command;
 };
@@ -69,6 +71,12 @@ void write_profile(const machine::Machine& m, const std::vector<std::string>& he
 }
 
 void run_probe(const HostArgs& a) {
+  if (a.dump_cpuid) {
+    std::string dump = host::format_cpuid_dump(host::native_cpuid);
+    if (dump.empty()) throw host::HostError("--dump-cpuid: this CPU has no CPUID instruction (not x86)");
+    fmt::print("{}", dump);
+    return;
+  }
   std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
   auto r = probe_with_base(a);
   warn_all(r.warnings);
@@ -168,6 +176,9 @@ void register_host(CLI::App& app) {
   probe->add_option("--sysfs-root", args->sysfs_root, "Directory holding sys/devices/system/... (default /)");
   probe->add_option("--base", args->base, "Built-in profile (or .toml path) whose costs and tunables are copied")
       ->capture_default_str();
+  probe->add_flag("--dump-cpuid", args->dump_cpuid,
+                  "Print the CPUID leaves the probe reads (0, 1, 0x40000000, 0x40000001) in the format of a "
+                  "fixture's `cpuid` file, and exit");
   probe->callback([args] { guarded([&] { run_probe(*args); }); });
 
   CLI::App* cal = host->add_subcommand(

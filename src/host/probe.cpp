@@ -1,5 +1,7 @@
 #include "host/probe.hpp"
 
+#include "host/guest.hpp"
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -498,10 +500,13 @@ ProbeResult probe_sysfs(const std::string& root_str) {
   r.hz_from_config = read_config_hz(root);
   if (r.hz_from_config) m.tunables.hz = *r.hz_from_config;
 
+  m.guest = probe_guest(root_str, cpuid_for_root(root_str), r.warnings);
+
   m.name = "host";
-  m.description = fmt::format("probed from {} ({} CPUs, {}, cpuidle {})",
+  m.description = fmt::format("probed from {} ({} CPUs, {}, cpuidle {}{})",
                               (root / "sys").string(), online.size(), m.arch.empty() ? "unknown arch" : m.arch,
-                              m.cpuidle_driver.empty() ? "none" : m.cpuidle_driver);
+                              m.cpuidle_driver.empty() ? "none" : m.cpuidle_driver,
+                              m.guest.present ? ", " + m.guest.hypervisor.value + " guest" : "");
   return r;
 }
 
@@ -537,6 +542,10 @@ std::vector<std::string> probe_header(const ProbeResult& r, const std::string& b
     }
     if (!line.empty()) h.push_back(line);
   }
+  const auto& g = r.machine.guest;
+  if (g.present)
+    h.push_back(fmt::format("Virtual machine: {} ([guest] below: what the probe read, each with its source).",
+                            g.hypervisor.value));
   for (auto& w : r.warnings) h.push_back("warning: " + w);
   return h;
 }
