@@ -25,6 +25,9 @@ struct HostArgs {
   std::string base = "tiny-4";
   bool quick = false;
   bool dump_cpuid = false;
+  bool allow_busy = false;
+  double budget_s = 0;
+  std::string samples;
   int runs = 5;
   std::vector<std::string> command;
 };
@@ -93,6 +96,10 @@ void run_calibrate(const HostArgs& a) {
   warn_all(r.warnings);
   host::CalibrateOptions opt;
   opt.quick = a.quick;
+  opt.allow_busy = a.allow_busy;
+  if (a.budget_s < 0 || a.budget_s > 3600)
+    throw UsageError(fmt::format("--budget {} is out of range (0 = default, at most 3600 s)", a.budget_s));
+  opt.budget_s = a.budget_s;
   opt.machine = r.machine;
   opt.model_to_real = r.model_to_real;
   FILE* progress = out == "-" ? stderr : stdout;
@@ -101,9 +108,14 @@ void run_calibrate(const HostArgs& a) {
                m.batches, m.converged ? "" : " (not converged)");
     std::fflush(progress);
   };
+  opt.on_round = [progress](int round, double busy) {
+    fmt::print(progress, "  round {}: other processes {:.0f}% busy\n", round + 1, busy);
+    std::fflush(progress);
+  };
   fmt::print(progress, "calibrating on {} ({}){}\n", topo_summary(r.machine),
              r.machine.arch.empty() ? "unknown arch" : r.machine.arch, a.quick ? ", quick" : "");
   auto res = host::calibrate(opt);
+  if (!a.samples.empty()) host::write_file_atomic(a.samples, host::samples_json(res));
   auto updates = host::apply_calibration(r.machine, res);
   warn_all(res.warnings);
   auto header = host::probe_header(r, a.base);
@@ -182,11 +194,17 @@ void register_host(CLI::App& app) {
   probe->callback([args] { guarded([&] { run_probe(*args); }); });
 
   CLI::App* cal = host->add_subcommand(
-      "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks (at most ~30 s; --quick: ~1 s)");
+      "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks in interleaved rounds (about 20 s; "
+                   "--quick: about 3 s); refuses on a busy machine");
   cal->add_option("--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
   cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
       ->capture_default_str();
   cal->add_flag("--quick", args->quick, "Short runs (for tests; larger spread)");
+  cal->add_flag("--allow-busy", args->allow_busy,
+                "Calibrate even when other processes keep the machine busy (refused otherwise; the profile says so)");
+  cal->add_option("--samples", args->samples,
+                  "Also write every batch value and event of every measurement to this JSON file");
+  cal->add_option("--budget", args->budget_s, "Time for the measurement rounds in seconds (default 20, --quick 3)");
   cal->callback([args] { guarded([&] { run_calibrate(*args); }); });
 
   CLI::App* bench = host->add_subcommand(

@@ -4,8 +4,10 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,12 +15,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "host/probe.hpp"
 
@@ -32,6 +38,7 @@ int64_t now_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
+double now_s() { return static_cast<double>(now_ns()) / 1e9; }
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,92 +63,7 @@ bool pin_self(int cpu) {
   return sched_getcpu() == cpu;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Spread of batch values: robust coefficient of variation, 1.4826 * MAD / median (equals the
-// CoV for normally distributed values, and is not blown up by one preempted batch).
-double cov_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  double med = median(v);
-  std::vector<double> dev;
-  for (double x : v) dev.push_back(std::fabs(x - med));
-  return med > 0 ? 1.4826 * median(dev) / med : 0;
-}
-
-// Collects batch values until their CoV is small, or the batch or time limit is reached.
-struct Converger {
-  int min_batches;
-  int max_batches;
-  double target;
-  int64_t deadline;
-  std::vector<double> values;
-  bool done() const {
-    int n = static_cast<int>(values.size());
-    if (n >= max_batches) return true;
-    if (n >= min_batches && cov_of(values) < target) return true;
-    return n >= 1 && now_ns() > deadline;
-  }
-};
-
-struct Ctx {
-  const CalibrateOptions& opt;
-  int min_b, max_b;
-  int64_t batch_target_ns;  // wall time one batch should take
-  CalibrationResult& res;
-  Converger conv(double budget_s) const {
-    return Converger{min_b, max_b, opt.target_cov,
-                     now_ns() + static_cast<int64_t>(budget_s * opt.time_scale * (opt.quick ? 0.1 : 1.0) * 1e9), {}};
-  }
-};
-
-Measurement finish(const std::string& key, const std::string& what, const Converger& c, std::vector<int> cpus,
-                   double target) {
-  Measurement m;
-  m.key = key;
-  m.what = what;
-  m.value_ns = median(c.values);
-  m.cov = cov_of(c.values);
-  m.min_ns = c.values.empty() ? 0 : *std::min_element(c.values.begin(), c.values.end());
-  m.max_ns = c.values.empty() ? 0 : *std::max_element(c.values.begin(), c.values.end());
-  m.batches = static_cast<int>(c.values.size());
-  m.converged = m.batches >= 2 && m.cov < target;
-  m.cpus = std::move(cpus);
-  return m;
-}
-
-// Runs ops(n) (n operations) once to warm up and size the batch, then batch after batch; each
-// batch value is ns per operation divided by `per_op_div`.
-void measure_ops(const Ctx& ctx, Converger& c, const std::function<void(int64_t)>& ops, double per_op_div = 1.0) {
-  int64_t n = 64;
-  for (;;) {  // warm-up doubling until a run takes >= 1/8 of a batch
-    int64_t t0 = now_ns();
-    ops(n);
-    int64_t dt = now_ns() - t0;
-    if (dt >= ctx.batch_target_ns / 8 || n >= (1 << 24)) {
-      double per = static_cast<double>(std::max<int64_t>(dt, 1)) / static_cast<double>(n);
-      n = std::clamp<int64_t>(static_cast<int64_t>(static_cast<double>(ctx.batch_target_ns) / per), 16, 1 << 24);
-      break;
-    }
-    n *= 2;
-  }
-  // A batch is 5 runs of n/5 operations; its value is the median run (per operation).
-  const int64_t sub = std::max<int64_t>(n / 5, 4);
-  while (!c.done()) {
-    std::vector<double> runs;
-    for (int k = 0; k < 5; ++k) {
-      int64_t t0 = now_ns();
-      ops(sub);
-      int64_t dt = now_ns() - t0;
-      runs.push_back(static_cast<double>(dt) / static_cast<double>(sub) / per_op_div);
-    }
-    c.values.push_back(median(runs));
-  }
-}
+using Values = std::optional<std::vector<double>>;
 
 // Runs fn on a thread pinned to cpu; returns false (fn not run) if pinning failed.
 bool on_cpu(int cpu, const std::function<void()>& fn) {
@@ -184,100 +106,73 @@ class Partner {
   std::thread t_;
 };
 
-// ---------------------------------------------------------------- single-thread loops
+// ---------------------------------------------------------------- batches
 
-void single_thread_loops(Ctx& ctx, int cpu) {
-  auto run = [&](const char* key, const char* what, double budget, const std::function<void(int64_t)>& ops) {
-    Converger c = ctx.conv(budget);
-    if (!on_cpu(cpu, [&] { measure_ops(ctx, c, ops); })) {
-      ctx.res.warnings.push_back(fmt::format("cannot pin a thread to cpu{}; {} not measured", cpu, key));
-      return;
-    }
-    ctx.res.measurements.push_back(finish(key, what, c, {cpu}, ctx.opt.target_cov));
-    if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
-  };
-  run("syscall_getppid", "getppid() syscall round trip", 1.0, [](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) syscall(SYS_getppid);
-  });
-  run("syscall_getpid", "syscall(SYS_getpid) round trip", 1.0, [](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) syscall(SYS_getpid);
-  });
-  std::atomic<int> word{0};
-  run("futex_wake_nowaiter", "futex(FUTEX_WAKE) with no waiter (syscall + hash bucket, no ttwu)", 1.0,
-      [&](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) futex_wake(&word);
-      });
-  run("futex_wait_eagain", "futex(FUTEX_WAIT) whose value check fails at once (syscall + hash bucket, no sleep)",
-      1.0, [&](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) futex(&word, FUTEX_WAIT_PRIVATE, 1);
-      });
-  // write() then read() of small messages with room and nobody waiting (no blocking, no
-  // wakeup): the fixed parts of a pipe's and an AF_UNIX stream socket's send and receive.
-  auto measure_rw = [&](int wfd, int rfd, size_t size, int64_t count, const char* wkey, const char* wwhat,
-                        const char* rkey, const char* rwhat) {
-    std::vector<char> buf(size, 'x');
-    // One chunk: `count` writes, then `count` reads; per-op ns of each.
-    auto chunk = [&](double* w, double* r) {
-      int64_t t0 = now_ns();
-      for (int64_t i = 0; i < count; ++i)
-        if (write(wfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
-      int64_t t1 = now_ns();
-      for (int64_t i = 0; i < count; ++i)
-        if (read(rfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
-      int64_t t2 = now_ns();
-      *w = static_cast<double>(t1 - t0) / count;
-      *r = static_cast<double>(t2 - t1) / count;
-    };
-    // A batch is several chunks; its values are the median chunk's per-op write and read times.
-    Converger cw = ctx.conv(1.0), cr = ctx.conv(1.0);
-    bool ok = on_cpu(cpu, [&] {
-      double w, r;
-      chunk(&w, &r);  // warm-up
-      while (!(cw.done() && cr.done())) {
-        std::vector<double> ws, rs;
-        for (int k = 0; k < (ctx.opt.quick ? 3 : 7); ++k) {
-          chunk(&w, &r);
-          ws.push_back(w);
-          rs.push_back(r);
+// Operation loops are sized once, on their first batch, to take `target_ns`: ops(n) runs n
+// operations. A batch is 5 runs of n/5 operations; its value is the median run, per operation,
+// divided by `per_op_div`.
+struct OpLoop {
+  int64_t target_ns;
+  int64_t n = 0;
+  double batch(const std::function<void(int64_t)>& ops, double per_op_div = 1.0) {
+    if (n == 0) {
+      int64_t k = 64;
+      for (;;) {  // warm-up doubling until a run takes >= 1/8 of a batch
+        int64_t t0 = now_ns();
+        ops(k);
+        int64_t dt = now_ns() - t0;
+        if (dt >= target_ns / 8 || k >= (1 << 24)) {
+          double per = static_cast<double>(std::max<int64_t>(dt, 1)) / static_cast<double>(k);
+          n = std::clamp<int64_t>(static_cast<int64_t>(static_cast<double>(target_ns) / per), 16, 1 << 24);
+          break;
         }
-        cw.values.push_back(median(ws));
-        cr.values.push_back(median(rs));
+        k *= 2;
       }
-    });
-    if (!ok) return;
-    ctx.res.measurements.push_back(finish(wkey, wwhat, cw, {cpu}, ctx.opt.target_cov));
-    if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
-    ctx.res.measurements.push_back(finish(rkey, rwhat, cr, {cpu}, ctx.opt.target_cov));
-    if (ctx.opt.progress) ctx.opt.progress(ctx.res.measurements.back());
+    } else {
+      ops(std::max<int64_t>(n / 40, 4));  // warm caches and the partner after the other benchmarks
+    }
+    const int64_t sub = std::max<int64_t>(n / 5, 4);
+    std::vector<double> runs;
+    for (int k = 0; k < 5; ++k) {
+      int64_t t0 = now_ns();
+      ops(sub);
+      int64_t dt = now_ns() - t0;
+      runs.push_back(static_cast<double>(dt) / static_cast<double>(sub) / per_op_div);
+    }
+    return median_of(runs);
+  }
+};
+
+// write() then read() of small messages with room and nobody waiting (no blocking, no wakeup):
+// the fixed parts of a pipe's and an AF_UNIX stream socket's send and receive. One chunk is
+// `count` writes then `count` reads; a batch value is the median chunk's per-op write and read.
+Values rw_batch(int wfd, int rfd, size_t size, int64_t count, int chunks) {
+  std::vector<char> buf(size, 'x');
+  auto chunk = [&](double* w, double* r) {
+    int64_t t0 = now_ns();
+    for (int64_t i = 0; i < count; ++i)
+      if (write(wfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
+    int64_t t1 = now_ns();
+    for (int64_t i = 0; i < count; ++i)
+      if (read(rfd, buf.data(), size) != static_cast<ssize_t>(size)) break;
+    int64_t t2 = now_ns();
+    *w = static_cast<double>(t1 - t0) / static_cast<double>(count);
+    *r = static_cast<double>(t2 - t1) / static_cast<double>(count);
   };
-  int p[2];
-  if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) {
-    ctx.res.warnings.push_back("pipe2 failed; pipe costs not measured");
-  } else {
-    // 1-byte writes merge into one page, so a chunk never fills the pipe.
-    measure_rw(p[1], p[0], 1, ctx.opt.quick ? 1024 : 4096, "pipe_write_1b",
-               "write() of 1 byte to a pipe with room, no reader waiting", "pipe_read_1b",
-               "read() of 1 byte from a non-empty pipe, no writer waiting");
-    close(p[0]);
-    close(p[1]);
+  double w, r;
+  chunk(&w, &r);  // warm-up
+  std::vector<double> ws, rs;
+  for (int k = 0; k < chunks; ++k) {
+    chunk(&w, &r);
+    ws.push_back(w);
+    rs.push_back(r);
   }
-  // hackbench's message: 100 bytes over an AF_UNIX stream socketpair. Each send is one skb
-  // charged with its truesize, so a chunk stays well inside the default 208 KiB send buffer.
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) {
-    ctx.res.warnings.push_back("socketpair failed; AF_UNIX costs not measured");
-  } else {
-    measure_rw(sv[0], sv[1], 100, 64, "unix_send_100b",
-               "send of 100 bytes on an AF_UNIX stream socket with room, no reader waiting",
-               "unix_recv_100b", "recv of 100 bytes from a non-empty AF_UNIX stream socket");
-    close(sv[0]);
-    close(sv[1]);
-  }
+  return std::vector<double>{median_of(ws), median_of(rs)};
 }
 
 // Futex ping-pong between a (measuring) and b: one op = one round trip = two wakeups and two
-// blocking waits. Returns false if a CPU could not be pinned.
-bool futex_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
+// blocking waits.
+Values futex_pingpong(OpLoop& loop, int a, int b) {
   alignas(64) std::atomic<int> turn{0};  // 0: a's turn, 1: b's turn
   Partner partner(b, [&](std::atomic<bool>& stop) {
     while (!stop.load()) {
@@ -287,9 +182,10 @@ bool futex_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
       futex_wake(&turn);
     }
   });
-  if (!partner.ok()) return false;
+  if (!partner.ok()) return std::nullopt;
+  double v = 0;
   bool ok = on_cpu(a, [&] {
-    measure_ops(ctx, c, [&](int64_t n) {
+    v = loop.batch([&](int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         turn.store(1);
         futex_wake(&turn);
@@ -301,43 +197,64 @@ bool futex_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
     turn.store(1);
     futex_wake(&turn);
   });
-  return ok;
+  if (!ok) return std::nullopt;
+  return std::vector<double>{v};
 }
 
-// Pipe ping-pong: a writes 1 byte into p1, b reads it and answers through p2.
-bool pipe_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
+// Pipe ping-pong: a writes 1 byte into p1, b reads it and answers through p2. b is a thread of
+// this process, or (process = true) a forked child, so each switch also changes the mm.
+Values pipe_pingpong(OpLoop& loop, int a, int b, bool process) {
   int p1[2], p2[2];
-  if (pipe2(p1, O_CLOEXEC) != 0) return false;
+  if (pipe2(p1, O_CLOEXEC) != 0) return std::nullopt;
   if (pipe2(p2, O_CLOEXEC) != 0) {
     close(p1[0]);
     close(p1[1]);
-    return false;
+    return std::nullopt;
   }
-  Partner partner(b, [&](std::atomic<bool>&) {
+  auto echo = [&] {
     char x;
-    while (read(p1[0], &x, 1) == 1 && x != 'q') {
+    while (read(p1[0], &x, 1) == 1 && x != 'q')
       if (write(p2[1], &x, 1) != 1) break;
-    }
-  });
-  bool ok = partner.ok() && on_cpu(a, [&] {
-    measure_ops(ctx, c, [&](int64_t n) {
-      char x = 'x';
-      for (int64_t i = 0; i < n; ++i) {
-        if (write(p1[1], &x, 1) != 1 || read(p2[0], &x, 1) != 1) break;
-      }
-    });
-  });
-  partner.stop([&] {
+  };
+  auto quit = [&] {
     char q = 'q';
     if (write(p1[1], &q, 1) != 1) close(p1[1]);
-  });
+  };
+  double v = 0;
+  bool ok = false;
+  auto measure = [&] {
+    v = loop.batch([&](int64_t n) {
+      char x = 'x';
+      for (int64_t i = 0; i < n; ++i)
+        if (write(p1[1], &x, 1) != 1 || read(p2[0], &x, 1) != 1) break;
+    });
+  };
+  if (process) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (pin_self(b)) echo();
+      _exit(0);
+    }
+    if (pid > 0) {
+      ok = on_cpu(a, measure);
+      quit();
+      int st;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }
+  } else {
+    Partner partner(b, [&](std::atomic<bool>&) { echo(); });
+    ok = partner.ok() && on_cpu(a, measure);
+    partner.stop(quit);
+  }
   for (int fd : {p1[0], p1[1], p2[0], p2[1]}) close(fd);
-  return ok;
+  if (!ok) return std::nullopt;
+  return std::vector<double>{v};
 }
 
 // Cache-line ping-pong by spinning: each op is one round trip of one line between a and b; the
 // batch value is half of it (one transfer). a != b always (spinning on one CPU would stall).
-bool cacheline_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
+Values cacheline_pingpong(OpLoop& loop, int a, int b) {
   struct alignas(128) Line {
     std::atomic<int> v{0};
   };
@@ -351,10 +268,10 @@ bool cacheline_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
       flag.store(0, std::memory_order_release);
     }
   });
-  if (!partner.ok()) return false;
+  if (!partner.ok()) return std::nullopt;
+  double v = 0;
   bool ok = on_cpu(a, [&] {
-    measure_ops(
-        ctx, c,
+    v = loop.batch(
         [&](int64_t n) {
           for (int64_t i = 0; i < n; ++i) {
             flag.store(1, std::memory_order_release);
@@ -364,7 +281,47 @@ bool cacheline_pingpong(const Ctx& ctx, int a, int b, Converger& c) {
         2.0);
   });
   partner.stop([&] { flag.store(2, std::memory_order_release); });
-  return ok;
+  if (!ok) return std::nullopt;
+  return std::vector<double>{v};
+}
+
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) from a while the only other thread of this
+// process sits on b, spinning (b runs our mm: the kernel IPIs it and waits for the handler) or
+// blocked (b is idle: no IPI). The difference is an IPI round trip to a running CPU. Each call is
+// timed on its own (events); the batch value is their median.
+struct EventState {
+  std::vector<std::vector<double>> lat_events, wake_events;  // per batch (wake_events: wake-ups only)
+  std::map<std::string, long long> idle_delta;               // wake-ups: wakee idle-state usage
+};
+Values membarrier_batch(int a, int b, bool spinning, int calls, EventState& st) {
+  std::atomic<int> go{0};
+  Partner partner(b, [&](std::atomic<bool>& stop) {
+    if (spinning) {
+      while (!stop.load(std::memory_order_relaxed)) cpu_relax();
+    } else {
+      while (!stop.load()) futex_wait(&go, 0);
+    }
+  });
+  if (!partner.ok()) return std::nullopt;
+  std::vector<double> ev;
+  bool ok = on_cpu(a, [&] {
+    if (!spinning) std::this_thread::sleep_for(std::chrono::microseconds(200));  // let b block
+    for (int i = 0; i <= calls; ++i) {  // call 0 warms up
+      int64_t t0 = now_ns();
+      long rc = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+      int64_t t1 = now_ns();
+      if (rc != 0) return;
+      if (i > 0) ev.push_back(static_cast<double>(t1 - t0));
+    }
+  });
+  partner.stop([&] {
+    go.store(1);
+    futex_wake(&go);
+  });
+  if (!ok || ev.empty()) return std::nullopt;
+  double m = median_of(ev);
+  st.lat_events.push_back(std::move(ev));
+  return std::vector<double>{m};
 }
 
 // Reads cpuidle usage counters of one CPU (empty if there are none).
@@ -376,7 +333,7 @@ std::vector<std::pair<std::string, long long>> idle_usage(int cpu) {
     if (!name || !usage) break;
     std::string n;
     long long u = 0;
-    name >> n;
+    std::getline(name, n);
     usage >> u;
     out.emplace_back(n, u);
   }
@@ -384,16 +341,16 @@ std::vector<std::pair<std::string, long long>> idle_usage(int cpu) {
 }
 
 // Wake-up latency of a thread blocked in FUTEX_WAIT on an otherwise idle CPU b, woken by a on
-// another CPU after a gap long enough for b to enter idle. Batch value: median latency (t0 just
-// before FUTEX_WAKE on a, t1 just after FUTEX_WAIT returns on b). Also collects the waker's
-// FUTEX_WAKE duration (syscall incl. ttwu and IPI send) into `waker`.
-bool wake_latency(const Ctx& ctx, int a, int b, Converger& c, Converger& waker, std::string* idle_state) {
-  const int per_batch = ctx.opt.quick ? 40 : 150;
-  const int64_t gap_ns = ctx.opt.quick ? 30000 : 60000;
+// another CPU after `gap_ns` of spinning on a, long enough for b to enter idle. Per event: the
+// latency (t0 just before FUTEX_WAKE on a, t1 just after FUTEX_WAIT returns on b) and the waker's
+// FUTEX_WAKE duration (syscall incl. ttwu and IPI send). Events where the wakee had not gone to
+// sleep (FUTEX_WAKE returned 0) are dropped. Batch values: the medians of both; the events go to
+// lat_events / wake_events. Usage counters of b's idle states accumulate into idle_delta.
+Values wake_latency(int a, int b, int per_batch, int64_t gap_ns, EventState& st) {
   alignas(64) std::atomic<int> word{0};
-  alignas(64) std::atomic<int> ready{-1};     // iteration the wakee is about to wait for
+  alignas(64) std::atomic<int> ready{-1};  // iteration the wakee is about to wait for
   alignas(64) std::atomic<int64_t> t0{0};
-  std::vector<int64_t> lat(per_batch, -1);
+  std::vector<int64_t> lat(per_batch + 1, -1);
   std::atomic<int> iter_done{-1};
   Partner partner(b, [&](std::atomic<bool>& stop) {
     int i = 0;
@@ -402,43 +359,29 @@ bool wake_latency(const Ctx& ctx, int a, int b, Converger& c, Converger& waker, 
       while (word.load() == 0 && !stop.load()) futex_wait(&word, 0);
       int64_t t1 = now_ns();
       if (stop.load()) break;
-      lat[i % per_batch] = t1 - t0.load();
+      lat[i % (per_batch + 1)] = t1 - t0.load();
       word.store(0);
       iter_done.store(i);
       ++i;
     }
   });
-  if (!partner.ok()) return false;
+  if (!partner.ok()) return std::nullopt;
   auto before = idle_usage(b);
+  std::vector<double> lats, wakes;
   bool ok = on_cpu(a, [&] {
-    int i = 0;
-    bool warm = true;
-    while (!c.done()) {
-      std::vector<double> batch, wake_ns;
-      for (int k = 0; k < per_batch; ++k, ++i) {
-        while (ready.load() != i) cpu_relax();
-        int64_t until = now_ns() + gap_ns;  // let b block and its CPU go idle
-        while (now_ns() < until) cpu_relax();
-        int64_t s = now_ns();
-        t0.store(s);
-        word.store(1);
-        long woken = futex_wake(&word);
-        int64_t e = now_ns();
-        while (iter_done.load() != i) cpu_relax();
-        if (woken == 1) {  // b was asleep: a real wake-up
-          batch.push_back(static_cast<double>(lat[i % per_batch]));
-          wake_ns.push_back(static_cast<double>(e - s));
-        }
-      }
-      if (warm) {
-        warm = false;
-        continue;
-      }
-      if (batch.size() >= 3) {
-        c.values.push_back(median(batch));
-        waker.values.push_back(median(wake_ns));
-      } else if (now_ns() > c.deadline) {
-        break;
+    for (int i = 0; i <= per_batch; ++i) {  // event 0 warms up
+      while (ready.load() != i) cpu_relax();
+      int64_t until = now_ns() + gap_ns;  // let b block and its CPU go idle
+      while (now_ns() < until) cpu_relax();
+      int64_t s = now_ns();
+      t0.store(s);
+      word.store(1);
+      long woken = futex_wake(&word);
+      int64_t e = now_ns();
+      while (iter_done.load() != i) cpu_relax();
+      if (woken == 1 && i > 0) {  // b was asleep: a real wake-up
+        lats.push_back(static_cast<double>(lat[i % (per_batch + 1)]));
+        wakes.push_back(static_cast<double>(e - s));
       }
     }
   });
@@ -447,49 +390,45 @@ bool wake_latency(const Ctx& ctx, int a, int b, Converger& c, Converger& waker, 
     word.store(1);
     futex_wake(&word);
   });
-  if (idle_state && before.size() == after.size()) {
-    long long best = 0;
-    for (size_t s = 0; s < after.size(); ++s)
-      if (after[s].second - before[s].second > best) best = after[s].second - before[s].second, *idle_state = after[s].first;
-  }
-  return ok && !c.values.empty();
+  if (before.size() == after.size())
+    for (size_t s = 0; s < after.size(); ++s) st.idle_delta[after[s].first] += after[s].second - before[s].second;
+  if (!ok || lats.size() < 3) return std::nullopt;
+  std::vector<double> out{median_of(lats), median_of(wakes)};
+  st.lat_events.push_back(std::move(lats));
+  st.wake_events.push_back(std::move(wakes));
+  return out;
 }
 
-// fork() of a child that exits at once, all on one CPU: the parent's fork() call (fork_ns), and
-// from fork() returning in the parent to waitpid() returning (the child runs, exits and is reaped).
-bool fork_exit(const Ctx& ctx, int cpu, Converger& fork_c, Converger& reap_c) {
+// fork() of a child that exits at once, all on one CPU: the parent's fork() call, and from fork()
+// returning in the parent to waitpid() returning (the child runs, exits and is reaped).
+Values fork_exit(int cpu, int per_batch) {
   bool failed = false;
+  std::vector<double> f, w;
   bool ok = on_cpu(cpu, [&] {
-    const int per_batch = ctx.opt.quick ? 5 : 15;
-    bool warm = true;
-    while (!fork_c.done() || !reap_c.done()) {
-      std::vector<double> f, w;
-      for (int k = 0; k < per_batch; ++k) {
-        int64_t t0 = now_ns();
-        pid_t pid = fork();
-        if (pid == 0) _exit(0);
-        int64_t t1 = now_ns();
-        if (pid < 0) {
-          failed = true;
-          return;
-        }
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
-        int64_t t2 = now_ns();
-        f.push_back(static_cast<double>(t1 - t0));
-        w.push_back(static_cast<double>(t2 - t1));
+    for (int k = 0; k <= per_batch; ++k) {  // the first fork warms up
+      int64_t t0 = now_ns();
+      pid_t pid = fork();
+      if (pid == 0) _exit(0);
+      int64_t t1 = now_ns();
+      if (pid < 0) {
+        failed = true;
+        return;
       }
-      if (warm) {
-        warm = false;
-        continue;
+      int st;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
       }
-      fork_c.values.push_back(median(f));
-      reap_c.values.push_back(median(w));
+      int64_t t2 = now_ns();
+      if (k == 0) continue;
+      f.push_back(static_cast<double>(t1 - t0));
+      w.push_back(static_cast<double>(t2 - t1));
     }
   });
-  return ok && !failed;
+  if (!ok || failed || f.empty()) return std::nullopt;
+  return std::vector<double>{median_of(f), median_of(w)};
 }
+
+// Measurement::idle_state when the wakee CPU's cpuidle counters did not move at all.
+const char* const kWakeeNotIdle = "none (the CPU stayed busy)";
 
 const char* class_key(Distance d) {
   switch (d) {
@@ -501,6 +440,50 @@ const char* class_key(Distance d) {
   }
 }
 
+// One output of a benchmark: the measurement it becomes.
+struct Output {
+  std::string key;
+  std::string what;
+  std::vector<int> cpus;
+  std::string group = "";  // cache-line pairs of one class share a group: their estimates are combined
+};
+
+struct Spec {
+  RoundBench bench;
+  std::vector<Output> outputs;
+  std::shared_ptr<EventState> events;  // tests that time single events
+  int wakee_cpu = -1;
+};
+
+CpuSnapshot snapshot() {
+  CpuSnapshot s;
+  s.wall_s = now_s();
+  std::ifstream in("/proc/stat");
+  std::string line;
+  std::getline(in, line);
+  parse_proc_stat_cpu(line, &s);
+  rusage self{}, kids{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &kids);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  s.self_cpu_s = sec(self.ru_utime) + sec(self.ru_stime) + sec(kids.ru_utime) + sec(kids.ru_stime);
+  return s;
+}
+
+int usable_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
+  return std::max(1, CPU_COUNT(&allowed));
+}
+
+double loadavg1() {
+  std::ifstream la("/proc/loadavg");
+  double v = 0;
+  la >> v;
+  return v;
+}
+
 }  // namespace
 
 const Measurement* CalibrationResult::find(const std::string& key) const {
@@ -509,14 +492,24 @@ const Measurement* CalibrationResult::find(const std::string& key) const {
   return nullptr;
 }
 
+LoadReading sample_load(double seconds) {
+  LoadReading r;
+  r.nr_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  {
+    std::ifstream in("/proc/stat");
+    if (!in) throw HostError("cannot read /proc/stat for the load check");
+  }
+  CpuSnapshot a = snapshot();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  CpuSnapshot b = snapshot();
+  r.other_busy_pct = other_busy_pct(a, b, r.nr_cpus, sysconf(_SC_CLK_TCK));
+  r.loadavg1 = loadavg1();
+  return r;
+}
+
 CalibrationResult calibrate(const CalibrateOptions& opt) {
   CalibrationResult res;
   const int64_t start = now_ns();
-  Ctx ctx{opt, opt.min_batches > 0 ? opt.min_batches : (opt.quick ? 3 : 5),
-          opt.max_batches > 0 ? opt.max_batches : (opt.quick ? 6 : 25), opt.quick ? 1000000 : 5000000, res};
-  auto report = [&] {
-    if (opt.progress) opt.progress(res.measurements.back());
-  };
 
   // CPUs we may use: model CPUs mapped to real ones, within our affinity mask.
   cpu_set_t allowed;
@@ -549,55 +542,116 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
   }
   const int cpu0 = usable(first) ? real(first) : first;
 
-  // Other work on the machine inflates every timing (waiting for a CPU): say so.
+  // The load check: other work on the machine inflates every timing (waiting for a CPU).
+  res.load_before = sample_load(opt.quick ? 0.3 : 1.0);
+  res.load_before.nr_cpus = usable_cpus();
+  res.verdict = judge_load(res.load_before, opt.limits);
+  const std::string load_line = describe_load(res.load_before, opt.quick ? 0.3 : 1.0);
+  if (res.verdict == LoadVerdict::TooBusy && !opt.allow_busy)
+    throw HostError(fmt::format("the machine is too busy to calibrate: {} (limit {:.0f}%); every timing would "
+                                "include waiting for a CPU. Calibrate on an otherwise idle machine, or pass "
+                                "--allow-busy to calibrate anyway",
+                                load_line, opt.limits.refuse_pct));
+  if (res.verdict != LoadVerdict::Quiet)
+    res.warnings.push_back(fmt::format("CALIBRATED ON A BUSY MACHINE: {}; timings include waiting for a CPU, rounds "
+                                       "in which others kept more than {:.0f}% busy are left out where possible",
+                                       load_line, opt.round_busy_pct));
+
+  // ---- the benchmarks, in the order each round runs them
+  const int64_t batch_ns = opt.quick ? 1000000 : 5000000;
+  std::vector<Spec> specs;
+  auto loop = [&] { return std::make_shared<OpLoop>(OpLoop{batch_ns}); };
+  auto add = [&](std::vector<Output> outs, std::function<Values()> fn, std::shared_ptr<EventState> events = nullptr,
+                 int wakee = -1) {
+    Spec s;
+    s.bench.name = outs.front().key;
+    s.bench.outputs = static_cast<int>(outs.size());
+    s.bench.batch = std::move(fn);
+    s.outputs = std::move(outs);
+    s.events = std::move(events);
+    s.wakee_cpu = wakee;
+    specs.push_back(std::move(s));
+  };
+  auto ops_on = [&](int cpu, std::function<void(int64_t)> ops) -> std::function<Values()> {
+    auto l = loop();
+    return [l, cpu, ops] () -> Values {
+      double v = 0;
+      if (!on_cpu(cpu, [&] { v = l->batch(ops); })) return std::nullopt;
+      return std::vector<double>{v};
+    };
+  };
+  const std::vector<int> c0 = {cpu0};
+  add({{"syscall_getppid", "getppid() syscall round trip", c0}}, ops_on(cpu0, [](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) syscall(SYS_getppid);
+      }));
+  add({{"syscall_getpid", "syscall(SYS_getpid) round trip", c0}}, ops_on(cpu0, [](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+      }));
+  auto word = std::make_shared<std::atomic<int>>(0);
+  add({{"futex_wake_nowaiter", "futex(FUTEX_WAKE) with no waiter (syscall + hash bucket, no ttwu)", c0}},
+      ops_on(cpu0, [word](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) futex_wake(word.get());
+      }));
+  add({{"futex_wait_eagain", "futex(FUTEX_WAIT) whose value check fails at once (syscall + hash bucket, no sleep)",
+        c0}},
+      ops_on(cpu0, [word](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) futex(word.get(), FUTEX_WAIT_PRIVATE, 1);
+      }));
+  const int chunks = opt.quick ? 3 : 7;
+  add({{"pipe_write_1b", "write() of 1 byte to a pipe with room, no reader waiting", c0},
+       {"pipe_read_1b", "read() of 1 byte from a non-empty pipe, no writer waiting", c0}},
+      [cpu0, chunks, quick = opt.quick]() -> Values {
+        int p[2];
+        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return std::nullopt;
+        Values v;
+        // 1-byte writes merge into one page, so a chunk never fills the pipe.
+        on_cpu(cpu0, [&] { v = rw_batch(p[1], p[0], 1, quick ? 1024 : 4096, chunks); });
+        close(p[0]);
+        close(p[1]);
+        return v;
+      });
+  // hackbench's message: 100 bytes over an AF_UNIX stream socketpair. Each send is one skb
+  // charged with its truesize, so a chunk stays well inside the default 208 KiB send buffer.
+  add({{"unix_send_100b", "send of 100 bytes on an AF_UNIX stream socket with room, no reader waiting", c0},
+       {"unix_recv_100b", "recv of 100 bytes from a non-empty AF_UNIX stream socket", c0}},
+      [cpu0, chunks]() -> Values {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return std::nullopt;
+        Values v;
+        on_cpu(cpu0, [&] { v = rw_batch(sv[0], sv[1], 100, 64, chunks); });
+        close(sv[0]);
+        close(sv[1]);
+        return v;
+      });
+  add({{"fork_call", "fork() in the parent, child exits at once (parent and child on one CPU)", c0},
+       {"fork_exit_reap",
+        "fork() returning to waitpid() returning: child runs, _exit()s, is reaped and the parent woken, all on one CPU",
+        c0}},
+      [cpu0, n = opt.quick ? 5 : 15] { return fork_exit(cpu0, n); });
   {
-    std::ifstream la("/proc/loadavg");
-    double load1 = 0;
-    if (la >> load1 && load1 > 0.5 * CPU_COUNT(&allowed))
-      res.warnings.push_back(fmt::format("the machine is busy (load average {:.2f} on {} usable CPUs): timings include "
-                                         "waiting for a CPU; calibrate on an otherwise idle machine",
-                                         load1, CPU_COUNT(&allowed)));
+    auto l = loop();
+    add({{"futex_pingpong_same_cpu_half",
+          "half a futex ping-pong round trip, both threads on one CPU: FUTEX_WAKE + FUTEX_WAIT + one context switch",
+          {cpu0, cpu0}}},
+        [l, cpu0]() -> Values {
+          auto v = futex_pingpong(*l, cpu0, cpu0);
+          if (v) (*v)[0] /= 2;  // per switch
+          return v;
+        });
   }
-
-  single_thread_loops(ctx, cpu0);
-
   {
-    Converger f = ctx.conv(1.5), w = ctx.conv(1.5);
-    if (fork_exit(ctx, cpu0, f, w)) {
-      res.measurements.push_back(finish("fork_call", "fork() in the parent, child exits at once (parent and child on one CPU)",
-                                        f, {cpu0}, opt.target_cov));
-      report();
-      res.measurements.push_back(finish("fork_exit_reap",
-                                        "fork() returning to waitpid() returning: child runs, _exit()s, is reaped "
-                                        "and the parent woken, all on one CPU",
-                                        w, {cpu0}, opt.target_cov));
-      report();
-    } else {
-      res.warnings.push_back("fork() failed; fork and exit costs not measured");
-    }
-  }
-
-  // Same-CPU ping-pongs: context switch path.
-  {
-    Converger c = ctx.conv(2.0);
-    if (futex_pingpong(ctx, cpu0, cpu0, c)) {
-      for (auto& v : c.values) v /= 2;  // per switch
-      res.measurements.push_back(finish("futex_pingpong_same_cpu_half",
-                                        "half a futex ping-pong round trip, both threads on one CPU: "
-                                        "FUTEX_WAKE + FUTEX_WAIT + one context switch",
-                                        c, {cpu0, cpu0}, opt.target_cov));
-      report();
-    } else {
-      res.warnings.push_back("cannot pin two threads to one CPU; context switch not measured");
-    }
-    Converger p = ctx.conv(1.0);
-    if (pipe_pingpong(ctx, cpu0, cpu0, p)) {
-      res.measurements.push_back(finish("pipe_rtt_same_cpu",
-                                        "pipe round trip (1 byte each way), both threads on one CPU (reference: "
-                                        "`taskset -c N perf bench sched pipe -T` per op)",
-                                        p, {cpu0, cpu0}, opt.target_cov));
-      report();
-    }
+    auto l = loop();
+    add({{"pipe_rtt_same_cpu",
+          "pipe round trip (1 byte each way), two threads on one CPU (reference: `taskset -c N perf bench sched pipe "
+          "-T` per op)",
+          {cpu0, cpu0}}},
+        [l, cpu0] { return pipe_pingpong(*l, cpu0, cpu0, false); });
+    auto lp = loop();
+    add({{"pipe_rtt_same_cpu_process",
+          "pipe round trip (1 byte each way), two processes on one CPU: every switch changes the mm (reference: "
+          "`taskset -c N perf bench sched pipe` per op)",
+          {cpu0, cpu0}}},
+        [lp, cpu0] { return pipe_pingpong(*lp, cpu0, cpu0, true); });
   }
 
   // Pairs by distance class, from the model's topology mapped to real CPUs.
@@ -607,86 +661,178 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
       for (int b = a + 1; b < topo.nr_cpus(); ++b)
         if (usable(a) && usable(b)) pairs[topo.distance(a, b)].push_back({real(a), real(b)});
   }
+  const int per_batch = opt.quick ? 40 : 150;
+  const int64_t gap_ns = opt.quick ? 30000 : 60000;
   for (auto& [d, list] : pairs) {
     const std::string cls = class_key(d);
     // Pairs to measure: all of them on small machines (default mode), else a spread sample.
     size_t want = opt.quick ? 1 : (topo.nr_cpus() <= 8 ? list.size() : std::min<size_t>(list.size(), 4));
     // Prefer pairs involving cpu0 first, so the wake/pipe tests use the same first pair.
     std::stable_sort(list.begin(), list.end(), [&](auto& x, auto& y) { return (x.first == cpu0) > (y.first == cpu0); });
-    std::vector<std::pair<int, int>> chosen;
-    for (size_t i = 0; i < want; ++i) chosen.push_back(list[i * list.size() / want]);
-
-    std::vector<double> pair_values, pair_covs;
-    double pair_min = 1e300, pair_max = 0;  // over all batches of all pairs
-    int nb = 0;
-    bool all_conv = true;
-    for (auto [a, b] : chosen) {
-      Converger c = ctx.conv(topo.nr_cpus() <= 8 ? 1.0 : 0.5);
-      if (!cacheline_pingpong(ctx, a, b, c)) {
-        res.warnings.push_back(fmt::format("cannot pin threads to cpu{} and cpu{}; pair skipped", a, b));
-        continue;
-      }
-      Measurement pm = finish("", "", c, {a, b}, opt.target_cov);
-      pair_values.push_back(pm.value_ns);
-      pair_covs.push_back(pm.cov);
-      pair_min = std::min(pair_min, pm.min_ns);
-      pair_max = std::max(pair_max, pm.max_ns);
-      nb += pm.batches;
-      all_conv = all_conv && pm.converged;
+    for (size_t i = 0; i < want; ++i) {
+      auto [a, b] = list[i * list.size() / want];
+      auto l = loop();
+      add({{fmt::format("cacheline_{}#{}", cls, i), "", {a, b}, "cacheline_" + cls}},
+          [l, a = a, b = b] { return cacheline_pingpong(*l, a, b); });
     }
-    if (!pair_values.empty()) {
-      Measurement m;
-      m.key = "cacheline_" + cls;
-      m.what = fmt::format("one cache-line transfer ({} pair(s) at distance {}, half a spinning round trip)",
-                           pair_values.size(), cls);
-      m.value_ns = median(pair_values);
-      m.cov = *std::max_element(pair_covs.begin(), pair_covs.end());
-      m.min_ns = std::min(pair_min, *std::min_element(pair_values.begin(), pair_values.end()));
-      m.max_ns = std::max(pair_max, *std::max_element(pair_values.begin(), pair_values.end()));
-      m.batches = nb;
-      m.converged = all_conv;
-      m.cpus = {chosen.front().first, chosen.front().second};
-      m.pairs = static_cast<int>(pair_values.size());
-      res.measurements.push_back(m);
-      report();
-    }
-
     auto [a, b] = list.front();
-    {
-      Converger c = ctx.conv(2.0), w = ctx.conv(2.0);
-      std::string state;
-      if (wake_latency(ctx, a, b, c, w, &state)) {
-        auto m = finish("wake_latency_" + cls,
-                        fmt::format("futex wake-up latency of a thread blocked on an idle CPU at distance {}: "
-                                    "FUTEX_WAKE on the waker to FUTEX_WAIT returning on the wakee",
-                                    cls),
-                        c, {a, b}, opt.target_cov);
-        m.idle_state = state;
-        res.measurements.push_back(m);
-        report();
-        res.measurements.push_back(finish("wake_syscall_" + cls,
-                                          "waker's FUTEX_WAKE duration with a sleeping waiter on an idle CPU "
-                                          "(syscall + ttwu + IPI send or polling-flag store)",
-                                          w, {a, b}, opt.target_cov));
-        report();
-      } else {
-        res.warnings.push_back(fmt::format("wake latency at distance {} not measured (cpu{} -> cpu{})", cls, a, b));
-      }
+    auto wake = [&](const std::string& suffix, int64_t gap, int events) {
+      auto st = std::make_shared<EventState>();
+      add({{"wake_latency_" + cls + suffix,
+            fmt::format("futex wake-up latency of a thread blocked on an idle CPU at distance {}, {} us after it "
+                        "blocked: FUTEX_WAKE on the waker to FUTEX_WAIT returning on the wakee",
+                        cls, gap / 1000),
+            {a, b}},
+           {"wake_syscall_" + cls + suffix,
+            "waker's FUTEX_WAKE duration with a sleeping waiter on an idle CPU (syscall + ttwu + IPI send or "
+            "polling-flag store)",
+            {a, b}}},
+          [st, a = a, b = b, gap, events] { return wake_latency(a, b, events, gap, *st); }, st, b);
+    };
+    wake("", gap_ns, per_batch);
+    if (!opt.quick) {
+      // The same after a short and a long idle gap: a polling idle state (POLL, a haltpoll window)
+      // shows as fast wake-ups after short gaps only.
+      wake("_gap5us", 5000, per_batch);
+      wake("_gap500us", 500000, 20);
     }
-    {
-      Converger c = ctx.conv(1.0);
-      if (pipe_pingpong(ctx, a, b, c)) {
-        res.measurements.push_back(finish("pipe_rtt_" + cls,
-                                          fmt::format("pipe round trip (1 byte each way), threads on two CPUs at "
-                                                      "distance {} (reference: perf bench sched pipe -T per op)",
-                                                      cls),
-                                          c, {a, b}, opt.target_cov));
-        report();
-      }
-    }
+    auto l = loop();
+    add({{"pipe_rtt_" + cls,
+          fmt::format("pipe round trip (1 byte each way), threads on two CPUs at distance {} (reference: perf "
+                      "bench sched pipe -T per op)",
+                      cls),
+          {a, b}}},
+        [l, a = a, b = b] { return pipe_pingpong(*l, a, b, false); });
+    auto ls = std::make_shared<EventState>(), li = std::make_shared<EventState>();
+    const int calls = opt.quick ? 50 : 200;
+    add({{"membarrier_ipi_" + cls,
+          fmt::format("membarrier(PRIVATE_EXPEDITED) while our other thread spins on a CPU at distance {}: syscall + "
+                      "IPI round trip to a running CPU",
+                      cls),
+          {a, b}}},
+        [ls, a = a, b = b, calls] { return membarrier_batch(a, b, true, calls, *ls); }, ls);
+    add({{"membarrier_noipi_" + cls,
+          "membarrier(PRIVATE_EXPEDITED) while our other thread is blocked (its CPU idle): the syscall, no IPI", {a, b}}},
+        [li, a = a, b = b, calls] { return membarrier_batch(a, b, false, calls, *li); }, li);
   }
   if (pairs.empty() && usable(first))
     res.warnings.push_back("only one usable CPU: no cross-CPU measurements (cache line, wake-up latency)");
+  // membarrier needs registering once per process.
+  syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+
+  // ---- rounds
+  RoundPlan plan;
+  plan.min_rounds = opt.min_batches > 0 ? opt.min_batches : (opt.quick ? 3 : 8);
+  plan.max_rounds = std::max(plan.min_rounds, opt.max_batches > 0 ? opt.max_batches : (opt.quick ? 6 : 30));
+  plan.budget_s = opt.budget_s > 0 ? opt.budget_s : (opt.quick ? 3.0 : 20.0);
+  plan.target_spread = opt.target_cov;
+  plan.round_busy_pct = opt.round_busy_pct;
+  std::vector<RoundBench> benches;
+  for (auto& s : specs) benches.push_back(s.bench);
+  const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const long hz = sysconf(_SC_CLK_TCK);
+  CpuSnapshot last;
+  int round = 0;
+  auto round_load = [&]() -> double {
+    CpuSnapshot now = snapshot();
+    double busy = last.wall_s > 0 ? other_busy_pct(last, now, ncpu, hz) : 0;
+    if (last.wall_s > 0 && opt.on_round) opt.on_round(round++, busy);
+    last = now;
+    return busy;
+  };
+  RoundsResult rr = run_rounds(benches, plan, now_s, round_load);
+  res.round_busy_pct = rr.round_busy_pct;
+  res.rounds = rr.rounds;
+  res.budget_exhausted = rr.budget_exhausted;
+
+  // ---- measurements from the rounds
+  std::map<std::string, std::vector<Measurement>> groups;
+  for (size_t b = 0; b < specs.size(); ++b) {
+    const Spec& s = specs[b];
+    if (rr.failed[b] && rr.values[b][0].empty()) {
+      res.warnings.push_back(fmt::format("{}: could not run (cpus {}); not measured", s.bench.name,
+                                         fmt::join(s.outputs.front().cpus, ",")));
+      continue;
+    }
+    for (size_t o = 0; o < s.outputs.size(); ++o) {
+      bool used_loaded = false;
+      std::vector<double> v = rr.usable(b, o, plan, &used_loaded);
+      Estimate e = estimate(v);
+      Measurement m;
+      m.key = s.outputs[o].key;
+      m.what = s.outputs[o].what;
+      m.cpus = s.outputs[o].cpus;
+      m.value_ns = e.value;
+      m.median_ns = e.median;
+      m.cov = e.spread;
+      m.min_ns = e.min;
+      m.max_ns = e.max;
+      m.batches = e.n;
+      m.used_loaded = used_loaded;
+      for (bool l : rr.loaded[b]) m.loaded_batches += l && !used_loaded;
+      m.converged = e.n >= 2 && e.spread < opt.target_cov;
+      m.batch_values = rr.values[b][o];
+      m.batch_loaded = rr.loaded[b];
+      if (s.events) {
+        const auto& ev = o == 0 ? s.events->lat_events : s.events->wake_events;
+        for (size_t k = 0; k < ev.size() && k < rr.loaded[b].size(); ++k)
+          if (used_loaded || !rr.loaded[b][k]) m.events.insert(m.events.end(), ev[k].begin(), ev[k].end());
+        m.dist = distribution(m.events);
+        if (o == 0 && !s.events->idle_delta.empty()) {
+          long long best = 0;
+          for (auto& [name, n] : s.events->idle_delta)
+            if (n > best) best = n, m.idle_state = name;
+          if (best == 0 && s.wakee_cpu >= 0) {
+            m.idle_state = kWakeeNotIdle;
+            res.warnings.push_back(fmt::format("{}: cpu{} never entered an idle state (other work ran there): these "
+                                               "are not wake-ups from idle, and no IPI cost is derived from them",
+                                               m.key, s.wakee_cpu));
+          }
+        }
+      }
+      if (!s.outputs[o].group.empty()) {
+        groups[s.outputs[o].group].push_back(m);
+        continue;
+      }
+      res.measurements.push_back(m);
+    }
+  }
+  // Cache-line pairs of one class: the class value is the median over pairs.
+  for (auto& [key, list] : groups) {
+    Measurement m;
+    m.key = key;
+    std::vector<double> vals;
+    m.min_ns = 1e300;
+    m.converged = true;
+    for (auto& p : list) {
+      vals.push_back(p.value_ns);
+      m.cov = std::max(m.cov, p.cov);
+      m.min_ns = std::min(m.min_ns, p.min_ns);
+      m.max_ns = std::max(m.max_ns, p.max_ns);
+      m.batches += p.batches;
+      m.loaded_batches += p.loaded_batches;
+      m.converged = m.converged && p.converged;
+    }
+    m.value_ns = median_of(vals);
+    m.median_ns = m.value_ns;
+    m.cpus = list.front().cpus;
+    m.pairs = static_cast<int>(list.size());
+    m.batch_values = list.front().batch_values;  // of the first pair
+    m.batch_loaded = list.front().batch_loaded;
+    m.what = fmt::format("one cache-line transfer ({} pair(s) at distance {}, half a spinning round trip)", list.size(),
+                         key.substr(10));
+    res.measurements.push_back(m);
+  }
+  if (opt.progress)
+    for (auto& m : res.measurements) opt.progress(m);
+  if (rr.budget_exhausted)
+    res.warnings.push_back(fmt::format("time budget ({:.0f} s) spent after {} round(s)", plan.budget_s, rr.rounds));
+  int loaded_rounds = 0;
+  for (double b : rr.round_busy_pct) loaded_rounds += b > plan.round_busy_pct;
+  if (loaded_rounds > 0)
+    res.warnings.push_back(fmt::format("{} of {} round(s) had other processes above {:.0f}% busy; their batches are "
+                                       "left out of the estimates where at least {} quiet rounds remained",
+                                       loaded_rounds, rr.rounds, plan.round_busy_pct, plan.min_quiet_rounds));
   for (auto& m : res.measurements)
     if (!m.converged)
       res.warnings.push_back(fmt::format("{}: spread still {:.1f}% after {} batches (target {:.0f}%)", m.key,
@@ -793,7 +939,7 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
       lat = get("wake_latency_smt");
       used = "wake_latency_smt";
     }
-    if (!lat) continue;
+    if (!lat || lat->idle_state == kWakeeNotIdle) continue;
     const Measurement* w = get("wake_syscall_" + used.substr(13));
     double waker = w ? w->value_ns : 0;
     // Which idle state the wakee used: the measured one, else the shallowest enabled state.
@@ -824,27 +970,154 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
           lat->cov);
     }
   }
+
+  // switch_mm: two processes pay it on every switch, two threads never.
+  if (auto pr = get("pipe_rtt_same_cpu_process"), th = get("pipe_rtt_same_cpu"); pr && th) {
+    double v = (pr->value_ns - th->value_ns) / 2;
+    if (v > 0)
+      set("switch_mm_ns", k.switch_mm_ns, v, 0,
+          fmt::format("(pipe_rtt_same_cpu_process ({:.0f}) - pipe_rtt_same_cpu ({:.0f})) / 2: two switches per round "
+                      "trip, each to another mm",
+                      pr->value_ns, th->value_ns),
+          pr->cov);
+  }
+
+  // The waker's side of a wakeup IPI, and on a guest the distributions behind it.
+  const Measurement *lat = get("wake_latency_llc"), *wk = get("wake_syscall_llc");
+  std::string cls = "llc";
+  if (!lat) lat = get("wake_latency_smt"), wk = get("wake_syscall_smt"), cls = "smt";
+  if (lat && lat->idle_state == kWakeeNotIdle) lat = nullptr;
+  const Measurement* nowaiter = get("futex_wake_nowaiter");
+  const machine::IdleState* st = lat && !lat->idle_state.empty() ? m.idle_state(lat->idle_state) : nullptr;
+  if (lat && !st)
+    for (auto& s : m.idle_states)
+      if (!s.disabled) {
+        st = &s;
+        break;
+      }
+  const bool halted = lat && wk && nowaiter && !(st && st->polling) && !m.tunables.idle_poll;
+  if (halted) {
+    double v = wk->value_ns - nowaiter->value_ns - static_cast<double>(k.ttwu_ns);
+    if (v > 0)
+      set("ipi_send_ns", k.ipi_send_ns, v, 0,
+          fmt::format("wake_syscall_{} ({:.0f}) - futex_wake_nowaiter ({:.0f}) - ttwu: the rest of a FUTEX_WAKE that "
+                      "wakes a thread on a halted CPU is the IPI send",
+                      cls, wk->value_ns, nowaiter->value_ns),
+          wk->cov);
+  }
+  if (m.guest.present) {
+    auto setg = [&](const char* key, machine::Recorded& field, double value, const std::string& formula, double cov) {
+      if (!std::isfinite(value) || value < 0) return;
+      field = machine::Recorded{value, "schedlab host calibrate: " + formula};
+      CostUpdate u;
+      u.key = std::string("guest.") + key;
+      u.value = std::llround(value);
+      u.fvalue = value;
+      u.formula = formula;
+      u.cov = cov;
+      out.push_back(u);
+    };
+    auto shifted = [](const std::vector<double>& a, const std::vector<double>* b, double minus) {
+      std::vector<double> v;
+      for (size_t i = 0; i < a.size(); ++i) v.push_back(a[i] - (b && i < b->size() ? (*b)[i] : 0) - minus);
+      return v;
+    };
+    auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
+    if (halted && !lat->events.empty() && wk->events.size() == lat->events.size()) {
+      double guest_side = static_cast<double>(k.ipi_entry_ns + k.schedule_ns + k.pick_next_task_ns +
+                                              k.context_switch_ns + (st ? st->wake_cost_ns : 0));
+      auto send = shifted(wk->events, nullptr, nowaiter->value_ns + static_cast<double>(k.ttwu_ns));
+      auto deliver = shifted(lat->events, &wk->events, guest_side);
+      auto ds = distribution(send), dd = distribution(deliver);
+      setg("ipi_send_ns", m.guest.ipi_send_ns, std::round(ds.p50),
+           fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu) (p10 {:.0f}, p90 "
+                       "{:.0f} ns)",
+                       ds.n, cls, ds.p10, ds.p90),
+           wk->cov);
+      setg("ipi_send_sigma", m.guest.ipi_send_sigma, round3(ds.sigma),
+           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", wk->cov);
+      setg("halted_wake_ns", m.guest.halted_wake_ns, std::round(dd.p50),
+           fmt::format("median over {} wake-ups of (wake_latency_{} - wake_syscall_{}) - ipi_entry - schedule - "
+                       "pick_next_task - context_switch - wake_cost (p10 {:.0f}, p90 {:.0f}, p99 {:.0f} ns)",
+                       dd.n, cls, cls, dd.p10, dd.p90, dd.p99),
+           lat->cov);
+      setg("halted_wake_sigma", m.guest.halted_wake_sigma, round3(dd.sigma),
+           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", lat->cov);
+    }
+    const Measurement *ipi = get("membarrier_ipi_" + cls), *noipi = get("membarrier_noipi_" + cls);
+    if (ipi && noipi && !ipi->events.empty()) {
+      auto rt = shifted(ipi->events, nullptr, noipi->median_ns);
+      auto d = distribution(rt);
+      setg("running_ipi_ns", m.guest.running_ipi_ns, std::round(d.p50),
+           fmt::format("median over {} calls of membarrier_ipi_{} - median membarrier_noipi_{} ({:.0f}) (p10 {:.0f}, "
+                       "p90 {:.0f} ns)",
+                       d.n, cls, cls, noipi->median_ns, d.p10, d.p90),
+           ipi->cov);
+      setg("running_ipi_sigma", m.guest.running_ipi_sigma, round3(d.sigma),
+           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", ipi->cov);
+    }
+  }
   return out;
+}
+
+std::string samples_json(const CalibrationResult& r) {
+  nlohmann::ordered_json j;
+  j["elapsed_s"] = r.elapsed_s;
+  j["rounds"] = r.rounds;
+  j["round_other_busy_pct"] = r.round_busy_pct;
+  j["load_before"] = {{"other_busy_pct", r.load_before.other_busy_pct}, {"loadavg1", r.load_before.loadavg1},
+                      {"cpus", r.load_before.nr_cpus}};
+  auto& ms = j["measurements"] = nlohmann::ordered_json::array();
+  for (const auto& m : r.measurements) {
+    nlohmann::ordered_json x;
+    x["key"] = m.key;
+    x["what"] = m.what;
+    x["cpus"] = m.cpus;
+    x["estimate_ns"] = m.value_ns;
+    x["median_ns"] = m.median_ns;
+    x["spread"] = m.cov;
+    x["idle_state"] = m.idle_state;
+    x["batch_values_ns"] = m.batch_values;
+    x["batch_loaded"] = m.batch_loaded;
+    x["events_ns"] = m.events;
+    ms.push_back(x);
+  }
+  return j.dump(1) + "\n";
 }
 
 std::vector<std::string> calibration_header(const CalibrationResult& r, const std::vector<CostUpdate>& updates) {
   std::vector<std::string> h;
-  h.push_back(fmt::format("Calibrated by `schedlab host calibrate` in {:.1f} s (microbenchmarks with pinned threads; "
-                          "see docs/host.md).",
-                          r.elapsed_s));
-  h.push_back("Measurements (median of batch values; spread = CoV of batch values, min..max of batches):");
+  h.push_back(fmt::format("Calibrated by `schedlab host calibrate` in {:.1f} s: {} interleaved round(s) of "
+                          "microbenchmarks with pinned threads{} (see docs/host.md).",
+                          r.elapsed_s, r.rounds, r.budget_exhausted ? ", stopped by the time budget" : ""));
+  h.push_back(fmt::format("Load check before: {} -> {}.", describe_load(r.load_before, 1.0),
+                          r.verdict == LoadVerdict::Quiet  ? "quiet"
+                          : r.verdict == LoadVerdict::Busy ? "BUSY"
+                                                           : "TOO BUSY (--allow-busy)"));
+  std::string busy;
+  for (double b : r.round_busy_pct) busy += fmt::format(" {:.0f}", b);
+  h.push_back("Other processes' busy share per round (%):" + busy);
+  h.push_back("Measurements: estimate = p25 of the batch values (one per round), median, spread = robust CoV "
+              "(1.4826 MAD / median), min..max; latency tests also p10/p50/p90/p99 of all events:");
   for (auto& m : r.measurements) {
     std::string cpus = fmt::format("{}", fmt::join(m.cpus, ","));
-    h.push_back(fmt::format("  {:<30} {:>10.1f} ns  spread {:5.1f}%  [{:.1f}..{:.1f}]  {} batches{}  cpus {}{}{}",
-                            m.key, m.value_ns, 100 * m.cov, m.min_ns, m.max_ns, m.batches,
-                            m.converged ? "" : " (not converged)", cpus,
+    std::string dist =
+        m.dist.n > 0 ? fmt::format("  events {} p10/p50/p90/p99 {:.0f}/{:.0f}/{:.0f}/{:.0f} sigma {:.2f}", m.dist.n,
+                                   m.dist.p10, m.dist.p50, m.dist.p90, m.dist.p99, m.dist.sigma)
+                     : "";
+    h.push_back(fmt::format("  {:<30} {:>10.1f} ns  median {:.1f}  spread {:5.1f}%  [{:.1f}..{:.1f}]  {} batches{}{}"
+                            "  cpus {}{}{}{}",
+                            m.key, m.value_ns, m.median_ns, 100 * m.cov, m.min_ns, m.max_ns, m.batches,
+                            m.loaded_batches ? fmt::format(" (+{} loaded left out)", m.loaded_batches) : "",
+                            m.used_loaded ? " (incl. loaded rounds)" : "", cpus,
                             m.pairs > 1 ? fmt::format(" (+{} more pairs)", m.pairs - 1) : "",
-                            m.idle_state.empty() ? "" : fmt::format("  wakee idle state {}", m.idle_state)));
+                            m.idle_state.empty() ? "" : fmt::format("  wakee idle state {}", m.idle_state), dist));
   }
-  h.push_back("Costs MEASURED (all other costs keep the base profile's defaults):");
+  h.push_back("Costs MEASURED (all other costs keep the base profile's defaults; guest.* are in [guest]):");
   for (auto& u : updates)
-    h.push_back(fmt::format("  {} = {}  (spread {:.1f}%){}  <- {}", u.key, u.value, 100 * u.cov,
-                            u.floored ? " ADJUSTED" : "", u.formula));
+    h.push_back(fmt::format("  {} = {}  (spread {:.1f}%){}  <- {}", u.key,
+                            u.key.rfind("guest.", 0) == 0 ? fmt::format("{}", u.fvalue) : std::to_string(u.value),
+                            100 * u.cov, u.floored ? " ADJUSTED" : "", u.formula));
   for (auto& w : r.warnings) h.push_back("warning: " + w);
   return h;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/calib_stats.hpp"
 #include "machine/machine.hpp"
 
 namespace schedlab::host {
@@ -16,24 +17,43 @@ namespace schedlab::host {
 struct Measurement {
   std::string key;         // e.g. "futex_wake_nowaiter", "cacheline_llc", "wake_latency_llc"
   std::string what;        // one line: what was timed
-  double value_ns = 0;     // median of the batch values
-  double cov = 0;          // coefficient of variation of the batch values (the spread)
+  double value_ns = 0;     // the estimate: the low quantile (p25) of the batch values
+  double median_ns = 0;    // median of the batch values
+  double cov = 0;          // robust coefficient of variation of the batch values (the spread)
   double min_ns = 0;       // smallest and largest batch value
   double max_ns = 0;
-  int batches = 0;
-  bool converged = false;  // cov < target_cov before the batch or time limit
+  int batches = 0;         // batch values used (one per round)
+  int loaded_batches = 0;  // batches left out: other processes were busy in their round
+  bool used_loaded = false;  // too few quiet rounds: the loaded ones were used too
+  bool converged = false;  // cov < target_cov
   std::vector<int> cpus;   // real CPUs used (one pair for distance-class results; the value
                            // is then the median over pairs listed in `pairs`)
   int pairs = 1;
   std::string idle_state;  // wake_latency_*: the wakee CPU's most used cpuidle state, if known
+  // Latency tests: every event of the usable batches (ns), in order; wake_latency_X and
+  // wake_syscall_X hold the same events pairwise. Their distribution is in `dist`.
+  std::vector<double> events;
+  Distribution dist;
+  // Every batch value in round order, and whether its round was loaded (all of them, including
+  // those left out of the estimate).
+  std::vector<double> batch_values;
+  std::vector<bool> batch_loaded;
 };
+
 
 struct CalibrateOptions {
   bool quick = false;        // short runs (tests): fewer, smaller batches, one pair per class
-  double target_cov = 0.05;  // stop a measurement when the CoV of its batch values is below this
-  int min_batches = 0;       // 0: 3 (quick) / 5
-  int max_batches = 0;       // 0: 6 (quick) / 25
-  double time_scale = 1.0;   // multiplies every per-measurement time budget
+  double target_cov = 0.05;  // stop when the spread of every measurement's batch values is below this
+  int min_batches = 0;       // rounds at least: 0 = 3 (quick) / 8
+  int max_batches = 0;       // rounds at most: 0 = 6 (quick) / 30
+  double budget_s = 0;       // total time for the rounds: 0 = 3 s (quick) / 20 s
+  // Load check (docs/host.md): before starting, the machine is sampled for a second; other
+  // processes above limits.refuse_pct (or a load average above the CPU count) make calibrate
+  // throw HostError unless allow_busy; above limits.warn_pct it warns. Rounds in which other
+  // processes kept more than round_busy_pct busy are left out of the estimates.
+  bool allow_busy = false;
+  LoadLimits limits;
+  double round_busy_pct = 10;
   // The machine as probed (for distance classes and idle states) and model CPU -> real CPU
   // (ProbeResult::model_to_real; empty = identity). CPUs outside this process's affinity mask
   // are not used.
@@ -41,29 +61,46 @@ struct CalibrateOptions {
   std::vector<int> model_to_real;
   // Called after each measurement (progress output); may be empty.
   std::function<void(const Measurement&)> progress;
+  // Called after each round with the other-busy share of that round (%); may be empty.
+  std::function<void(int round, double other_busy_pct)> on_round;
 };
 
 struct CalibrationResult {
   std::vector<Measurement> measurements;
   std::vector<std::string> warnings;
   double elapsed_s = 0;
+  LoadReading load_before;           // the load check
+  LoadVerdict verdict = LoadVerdict::Quiet;
+  std::vector<double> round_busy_pct;  // other processes' busy share in each round
+  int rounds = 0;
+  bool budget_exhausted = false;
   const Measurement* find(const std::string& key) const;
 };
+
+// All samples of a calibration as JSON (`schedlab host calibrate --samples FILE`): per
+// measurement its batch values, their loaded flags, the estimate and the events.
+std::string samples_json(const CalibrationResult& r);
+
+// Reads the machine's load for `seconds` (other processes' busy share from /proc/stat, the load
+// average); throws HostError if /proc/stat is unreadable.
+LoadReading sample_load(double seconds);
 
 // Runs every microbenchmark this machine allows. Throws HostError only if no CPU can be pinned.
 CalibrationResult calibrate(const CalibrateOptions& opt);
 
 // One cost field set from measurements.
 struct CostUpdate {
-  std::string key;       // TOML key, e.g. "costs.context_switch_ns"
-  int64_t value = 0;     // ns
+  std::string key;       // TOML key, e.g. "costs.context_switch_ns", "guest.halted_wake_ns"
+  int64_t value = 0;     // ns (rounded)
+  double fvalue = 0;     // guest.* entries: the value as recorded (sigmas are not integers)
   std::string formula;   // how it was derived, e.g. "futex_pingpong_same_cpu/2 - ..."
   double cov = 0;        // spread of the main measurement it came from
   bool floored = false;  // derivation fell below its floor or was scaled (formula says which)
 };
 
-// Maps measurements onto m.costs (m should already hold the base costs: derived fields subtract
-// base costs of the parts the microbenchmark also exercised). Returns what it set, in order.
+// Maps measurements onto m.costs, and on a guest (m.guest.present) onto the measured [guest]
+// entries (m should already hold the base costs: derived fields subtract base costs of the parts
+// the microbenchmark also exercised). Returns what it set, in order.
 std::vector<CostUpdate> apply_calibration(machine::Machine& m, const CalibrationResult& r);
 
 // Header comment lines for a calibrated profile: each measured value with its spread, which
