@@ -543,8 +543,12 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
   const int cpu0 = usable(first) ? real(first) : first;
 
   // The load check: other work on the machine inflates every timing (waiting for a CPU).
-  res.load_before = sample_load(opt.quick ? 0.3 : 1.0);
-  res.load_before.nr_cpus = usable_cpus();
+  if (opt.load_reading) {
+    res.load_before = *opt.load_reading;
+  } else {
+    res.load_before = sample_load(opt.quick ? 0.3 : 1.0);
+    res.load_before.nr_cpus = usable_cpus();
+  }
   res.verdict = judge_load(res.load_before, opt.limits);
   const std::string load_line = describe_load(res.load_before, opt.quick ? 0.3 : 1.0);
   if (res.verdict == LoadVerdict::TooBusy && !opt.allow_busy)

@@ -54,6 +54,7 @@ struct CalibrateOptions {
   bool allow_busy = false;
   LoadLimits limits;
   double round_busy_pct = 10;
+  std::optional<LoadReading> load_reading;  // tests: use this instead of sampling the machine
   // The machine as probed (for distance classes and idle states) and model CPU -> real CPU
   // (ProbeResult::model_to_real; empty = identity). CPUs outside this process's affinity mask
   // are not used.

@@ -210,3 +210,30 @@ TEST(Calibrate, GuestAndSwitchMappingArithmetic) {
   EXPECT_EQ(busy.costs.ipi_send_ns, 100);
   EXPECT_EQ(busy.costs.ipi_latency_llc_ns, 777);
 }
+
+TEST(Calibrate, RefusesOnABusyMachineUnlessAllowed) {
+  auto probe = host::probe_sysfs("/");
+  host::CalibrateOptions opt;
+  opt.quick = true;
+  opt.machine = probe.machine;
+  opt.model_to_real = probe.model_to_real;
+  opt.load_reading = host::LoadReading{60.0, 3.2, 2};  // what the dev VM showed during others' builds
+  try {
+    host::calibrate(opt);
+    FAIL() << "calibrated on a busy machine";
+  } catch (const host::HostError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("too busy to calibrate: other processes kept 60.0% of 2 CPU(s) busy"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("--allow-busy"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+  }
+  opt.allow_busy = true;
+  opt.budget_s = 0.2;
+  auto r = host::calibrate(opt);
+  EXPECT_EQ(r.verdict, host::LoadVerdict::TooBusy);
+  bool loud = false;
+  for (auto& w : r.warnings) loud |= w.rfind("CALIBRATED ON A BUSY MACHINE", 0) == 0;
+  EXPECT_TRUE(loud);
+  EXPECT_LT(r.elapsed_s, 30.0);  // the budget bounds the rounds (a batch may overrun it)
+}
