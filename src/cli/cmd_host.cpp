@@ -13,6 +13,7 @@
 #include "host/bench.hpp"
 #include "host/calibrate.hpp"
 #include "host/guest.hpp"
+#include "host/host_profile.hpp"
 #include "host/probe.hpp"
 #include "machine/machine.hpp"
 
@@ -32,45 +33,15 @@ struct HostArgs {
   std::vector<std::string> command;
 };
 
-std::string when_and_where() {
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
-  return fmt::format("Written {} on host '{}'.", buf, host);
-}
-
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (auto& l : lines) out += l + "\n";
-  return out;
-}
-
 void warn_all(const std::vector<std::string>& warnings) {
   std::fflush(stdout);
   for (auto& w : warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
-}
-
-// Probes, warns, and fills costs from the base profile.
-host::ProbeResult probe_with_base(const HostArgs& a) {
-  host::ProbeResult r = host::probe_sysfs(a.sysfs_root);
-  machine::Machine base = machine::load_profile(a.base);
-  host::apply_base(r.machine, base, r.hz_from_config);
-  return r;
 }
 
 std::string topo_summary(const machine::Machine& m) {
   return fmt::format("{} socket(s) x {} cores x {} thread(s), {} cores per LLC, {} idle state(s) ({})", m.topo.sockets,
                      m.topo.cores_per_socket, m.topo.threads_per_core, m.topo.cores_per_llc, m.idle_states.size(),
                      m.cpuidle_driver.empty() ? "no cpuidle driver" : m.cpuidle_driver);
-}
-
-// Serialises m, checks that it loads back, then writes it atomically.
-void write_profile(const machine::Machine& m, const std::vector<std::string>& header, const std::string& path) {
-  std::string text = machine::to_toml(m, join_lines(header));
-  machine::parse_profile(text, path);  // throws ProfileError if we produced something invalid
-  host::write_file_atomic(path, text);
 }
 
 void run_probe(const HostArgs& a) {
@@ -81,18 +52,16 @@ void run_probe(const HostArgs& a) {
     return;
   }
   std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
-  auto r = probe_with_base(a);
+  auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
-  auto header = host::probe_header(r, a.base);
-  header.insert(header.begin() + 1, when_and_where());
-  write_profile(r.machine, header, out);
+  host::write_file_atomic(out, host::probed_profile_text(r, a.base));
   if (out != "-") fmt::print("wrote {}: {}; costs from '{}' (not measured: run `schedlab host calibrate`)\n", out,
                              topo_summary(r.machine), a.base);
 }
 
 void run_calibrate(const HostArgs& a) {
   std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
-  auto r = probe_with_base(a);
+  auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
   host::CalibrateOptions opt;
   opt.quick = a.quick;
@@ -118,17 +87,7 @@ void run_calibrate(const HostArgs& a) {
   if (!a.samples.empty()) host::write_file_atomic(a.samples, host::samples_json(res));
   auto updates = host::apply_calibration(r.machine, res);
   warn_all(res.warnings);
-  auto header = host::probe_header(r, a.base);
-  header.insert(header.begin() + 1, when_and_where());
-  header[0] = "Machine profile of this host, written by `schedlab host calibrate` (see docs/host.md).";
-  for (auto& l : header)
-    if (l.rfind("Costs, tunables and noise:", 0) == 0)
-      l = fmt::format("Costs: those listed under 'Costs MEASURED' below were measured; all others, and tunables and "
-                      "noise, are defaults copied from base profile '{}'{}.",
-                      a.base, r.hz_from_config ? " (hz = CONFIG_HZ of the running kernel)" : "");
-  auto cal = host::calibration_header(res, updates);
-  header.insert(header.end(), cal.begin(), cal.end());
-  write_profile(r.machine, header, out);
+  host::write_file_atomic(out, host::calibrated_profile_text(r, a.base, res, updates));
   fmt::print(progress, "set {} cost(s) from measurements in {:.1f} s:\n", updates.size(), res.elapsed_s);
   for (auto& u : updates)
     fmt::print(progress, "  {} = {}{}\n", u.key, u.value, u.floored ? " (adjusted, see profile header)" : "");

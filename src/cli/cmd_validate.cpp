@@ -47,6 +47,14 @@ void run_validate(ValidateArgs& a) {
     }
     std::fflush(stderr);
   };
+  a.opt.on_first_use = [](const std::string& msg) {
+    fmt::print(stderr, "schedlab validate: {}\n", msg);
+    std::fflush(stderr);
+  };
+  a.opt.on_first_use = [](const std::string& msg) {
+    fmt::print(stderr, "schedlab validate: {}\n", msg);
+    std::fflush(stderr);
+  };
   experiment::ValidationReport r;
   try {
     r = experiment::validate(a.opt);
@@ -82,7 +90,8 @@ void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "validate",
       "Compare the model with the real kernel here: hackbench (pipe/socket, thread/process, 1-2 groups, -l 200) "
-      "and perf bench sched pipe (-l 20000, process and -T), N real runs vs N simulated seeds on the host profile");
+      "and perf bench sched pipe (-l 20000, process and -T), N real runs vs N simulated seeds on the host profile; "
+      "probes and calibrates this machine first when it has no host profile yet");
   cmd->add_option("--runs,-n", args->opt.runs, "Real runs and simulated seeds per case")->capture_default_str();
   cmd->add_option("--output,-o", args->output,
                   "Report file (written atomically; .md = markdown, .json = JSON with every sample, .csv = CSV, "
@@ -96,6 +105,8 @@ void register_validate(CLI::App& app) {
                   "Override a profile parameter in the simulated runs only: KEY=VALUE (repeatable; for "
                   "sensitivity studies, not for fitting)");
   cmd->add_option("--only", args->opt.only, "Run only the cases whose name or command contains this text");
+  cmd->add_flag("--allow-busy", args->opt.allow_busy,
+                "With no host profile yet: calibrate even if other processes keep the machine busy");
   cmd->callback([args] { run_validate(*args); });
 }
 

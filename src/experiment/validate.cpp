@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <cmath>
 #include <ctime>
@@ -15,6 +16,8 @@
 
 #include "experiment/run.hpp"
 #include "host/bench.hpp"
+#include "host/calibrate.hpp"
+#include "host/host_profile.hpp"
 #include "host/probe.hpp"
 #include "workload/workload.hpp"
 #include "util/text.hpp"
@@ -75,6 +78,8 @@ std::string fmt_value(double v, const std::string& unit) {
 
 std::string fmt_pct(double v) { return std::isfinite(v) ? fmt::format("{:+.1f}", v) : "nan"; }
 std::string fmt_p(double p) { return fmt::format("{:.3g}", p); }
+std::string fmt_cov(double c) { return std::isfinite(c) ? fmt::format("{:.1f}", 100 * c) : "nan"; }
+std::string fmt_ratio(double x) { return std::isfinite(x) ? fmt::format("{:.2g}", x) : "nan"; }
 
 std::string command_of(const ValidationCase& c) { return host::join_command(c.argv); }
 
@@ -83,6 +88,7 @@ std::vector<std::string> header_lines(const ValidationReport& r) {
   h.push_back(fmt::format("host:     '{}', Linux {}, {} online CPU(s)", r.hostname, r.kernel, r.nr_online_cpus));
   h.push_back(fmt::format("model:    --machine {} = {} ({} CPUs)", r.machine, r.profile_path, r.model_cpus));
   h.push_back(fmt::format("profile:  {}", r.profile_kind));
+  if (!r.first_use.empty()) h.push_back(fmt::format("profile:  {}", r.first_use));
   if (!r.sets.empty()) {
     std::string s;
     for (const auto& x : r.sets) s += (s.empty() ? "" : " ") + ("--set " + x);
@@ -93,20 +99,35 @@ std::vector<std::string> header_lines(const ValidationReport& r) {
   h.push_back(fmt::format("load:     {} before, {} after (1/5/15 min; 'after' includes the benchmarks' own "
                           "tasks; other processes on the machine disturb the real runs)",
                           r.loadavg_before, r.loadavg_after));
+  {
+    std::vector<double> busy;
+    for (const auto& c : r.cases) busy.insert(busy.end(), c.real_other_busy_pct.begin(), c.real_other_busy_pct.end());
+    if (!busy.empty())
+      h.push_back(fmt::format("outside:  other processes kept {:.0f}% of the CPUs busy during the median real run "
+                              "(max {:.0f}%; /proc/stat minus the benchmark's own CPU time)",
+                              stats::quantile(busy, 0.5), *std::max_element(busy.begin(), busy.end())));
+  }
   h.push_back(fmt::format("started:  {}; took {:.1f} s", r.started_utc, r.elapsed_s));
-  h.push_back("error %:  (sim AMean - real AMean) / real AMean * 100; Std: population; KS p: two-sample "
-              "Kolmogorov-Smirnov, real vs sim (small p: the distributions differ)");
+  h.push_back("error %:  (sim AMean - real AMean) / real AMean * 100; Std: population; CoV: Std / AMean; "
+              "CoV x: sim CoV / real CoV; KS p: two-sample Kolmogorov-Smirnov, real vs sim (small p: the "
+              "distributions differ)");
+  if (!r.cases.empty()) {
+    auto a = agreement(r.cases);
+    h.push_back(fmt::format("agree:    {} of {} case(s) within 15% in AMean, {} within 2x in CoV, {} both",
+                            a.within_error, a.cases, a.within_cov, a.within_both));
+  }
   for (const auto& w : r.warnings) h.push_back("warning:  " + w);
   return h;
 }
 
 std::string render_text(const ValidationReport& r, bool markdown) {
-  std::vector<std::string> head{"case", "metric", "real AMean", "real Std", "sim AMean", "sim Std", "error %", "KS p"};
+  std::vector<std::string> head{"case",    "metric",       "real AMean", "real CoV %", "sim AMean",
+                                "sim CoV %", "error %",   "CoV x",      "KS p"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.cases)
-    rows.push_back({command_of(c.c), c.c.unit, fmt_value(c.real_s.mean, c.c.unit), fmt_value(c.real_s.stddev, c.c.unit),
-                    fmt_value(c.sim_s.mean, c.c.unit), fmt_value(c.sim_s.stddev, c.c.unit), fmt_pct(c.error_pct),
-                    fmt_p(c.ks.pvalue)});
+    rows.push_back({command_of(c.c), c.c.unit, fmt_value(c.real_s.mean, c.c.unit), fmt_cov(c.real_s.cov),
+                    fmt_value(c.sim_s.mean, c.c.unit), fmt_cov(c.sim_s.cov), fmt_pct(c.error_pct),
+                    fmt_ratio(c.cov_ratio), fmt_p(c.ks.pvalue)});
   std::string out;
   if (markdown) {
     out += "Validation: the model vs the real kernel on this machine (`schedlab validate`)\n\n";
@@ -146,11 +167,13 @@ std::string render_text(const ValidationReport& r, bool markdown) {
 }
 
 std::string render_csv(const ValidationReport& r) {
-  std::string out = "case,command,metric,unit,n,real_mean,real_std,sim_mean,sim_std,error_pct,ks_d,ks_p\n";
+  std::string out =
+      "case,command,metric,unit,n,real_mean,real_std,real_cov,sim_mean,sim_std,sim_cov,error_pct,cov_ratio,ks_d,ks_p\n";
   for (const auto& c : r.cases)
-    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g}\n", util::csv_field(c.c.name),
-                       util::csv_field(command_of(c.c)), c.c.sim_metric, c.c.unit, c.real.size(), c.real_s.mean,
-                       c.real_s.stddev, c.sim_s.mean, c.sim_s.stddev, c.error_pct, c.ks.statistic, c.ks.pvalue);
+    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n",
+                       util::csv_field(c.c.name), util::csv_field(command_of(c.c)), c.c.sim_metric, c.c.unit,
+                       c.real.size(), c.real_s.mean, c.real_s.stddev, c.real_s.cov, c.sim_s.mean, c.sim_s.stddev,
+                       c.sim_s.cov, c.error_pct, c.cov_ratio, c.ks.statistic, c.ks.pvalue);
   return out;
 }
 
@@ -173,6 +196,12 @@ std::string render_json(const ValidationReport& r) {
   j["loadavg_before"] = r.loadavg_before;
   j["loadavg_after"] = r.loadavg_after;
   j["warnings"] = r.warnings;
+  j["first_use"] = r.first_use;
+  {
+    auto a = agreement(r.cases);
+    j["agreement"] = {{"cases", a.cases}, {"within_15pct", a.within_error}, {"within_2x_cov", a.within_cov},
+                      {"within_both", a.within_both}};
+  }
   ordered_json cases = ordered_json::array();
   auto num = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
   for (const auto& c : r.cases) {
@@ -181,9 +210,12 @@ std::string render_json(const ValidationReport& r) {
     k["command"] = command_of(c.c);
     k["metric"] = c.c.sim_metric;
     k["unit"] = c.c.unit;
-    k["real"] = {{"mean", num(c.real_s.mean)}, {"std", num(c.real_s.stddev)}, {"samples", c.real}};
-    k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"samples", c.sim}};
+    k["real"] = {{"mean", num(c.real_s.mean)}, {"std", num(c.real_s.stddev)}, {"cov", num(c.real_s.cov)},
+                 {"samples", c.real}, {"other_busy_pct", c.real_other_busy_pct}};
+    k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
+                {"samples", c.sim}};
     k["error_pct"] = num(c.error_pct);
+    k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
     cases.push_back(k);
   }
@@ -192,6 +224,27 @@ std::string render_json(const ValidationReport& r) {
 }
 
 }  // namespace
+
+void summarize_case(CaseResult& c) {
+  c.real_s = stats::summarize(c.real);
+  c.sim_s = stats::summarize(c.sim);
+  c.error_pct = c.real_s.mean != 0 ? (c.sim_s.mean - c.real_s.mean) / c.real_s.mean * 100 : NAN;
+  c.cov_ratio = c.real_s.cov > 0 ? c.sim_s.cov / c.real_s.cov : NAN;
+  c.ks = stats::ks_2samp(c.real, c.sim);
+}
+
+Agreement agreement(const std::vector<CaseResult>& cases, double error_limit_pct, double cov_factor) {
+  Agreement a;
+  for (const auto& c : cases) {
+    ++a.cases;
+    bool e = std::isfinite(c.error_pct) && std::fabs(c.error_pct) <= error_limit_pct;
+    bool v = std::isfinite(c.cov_ratio) && c.cov_ratio >= 1 / cov_factor && c.cov_ratio <= cov_factor;
+    a.within_error += e;
+    a.within_cov += v;
+    a.within_both += e && v;
+  }
+  return a;
+}
 
 std::vector<ValidationCase> validation_cases(bool quick) {
   std::vector<ValidationCase> cs;
@@ -229,20 +282,47 @@ ValidationReport validate(const ValidateOptions& opt) {
     if (opt.only.empty() || c.name.find(opt.only) != std::string::npos || command_of(c).find(opt.only) != std::string::npos)
       cases.push_back(c);
   if (cases.empty()) throw std::invalid_argument(fmt::format("no validation case matches '{}'", opt.only));
-  // Fail on input errors (no host profile, bad --set, tool not installed) before running anything.
-  RunSpec spec;
-  spec.machine = opt.machine;
-  spec.sets = opt.sets;
-  const machine::Machine m = load_machine(spec);
-  for (const auto& c : cases) {
+  for (const auto& c : cases) {  // a missing tool fails before anything runs, calibration included
     auto bs = host::identify_benchmark(c.argv);
     if (host::find_in_path(bs.program).empty())
       throw host::HostError(fmt::format("'{}' is not installed (not found in PATH); validate needs hackbench "
                                         "(rt-tests) and perf (linux-perf)",
                                         bs.program));
   }
+  // First use: `--machine host` and no host profile yet. Probe and calibrate this machine, as
+  // `schedlab host probe && schedlab host calibrate` would, and say so.
+  std::string first_use;
+  if (opt.machine == kHostMachine) {
+    const std::string path = host::default_host_profile_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      const std::string base = "tiny-4";
+      if (opt.on_first_use)
+        opt.on_first_use(fmt::format("no host profile at {}: probing and calibrating this machine first (`schedlab "
+                                     "host probe && schedlab host calibrate{}`)",
+                                     path, opt.quick ? " --quick" : ""));
+      auto pr = host::probe_with_base("/", base);
+      host::CalibrateOptions co;
+      co.quick = opt.quick;
+      co.allow_busy = opt.allow_busy;
+      co.machine = pr.machine;
+      co.model_to_real = pr.model_to_real;
+      auto cal = host::calibrate(co);
+      auto updates = host::apply_calibration(pr.machine, cal);
+      host::write_file_atomic(path, host::calibrated_profile_text(pr, base, cal, updates));
+      first_use = fmt::format("probed and calibrated by this run ({:.1f} s, {} cost(s) measured, {} warning(s) in "
+                              "the profile header)",
+                              cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());
+    }
+  }
+  // Fail on the remaining input errors (bad --set) before running anything.
+  RunSpec spec;
+  spec.machine = opt.machine;
+  spec.sets = opt.sets;
+  const machine::Machine m = load_machine(spec);
 
   ValidationReport r;
+  r.first_use = first_use;
   r.machine = opt.machine;
   r.profile_path = m.source_path;
   r.profile_kind = profile_kind(opt.machine, m.source_path);
@@ -264,6 +344,15 @@ ValidationReport validate(const ValidateOptions& opt) {
                                      la, r.nr_online_cpus));
   if (r.profile_kind.rfind("calibrated", 0) != 0)
     r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
+  if (m.guest.present || !m.background.empty())
+    r.warnings.push_back(fmt::format("the profile records {}, which the kernel model does not use yet "
+                                     "(docs/variance.md): the simulated side has no VM exits, haltpoll, steal or "
+                                     "background activity",
+                                     m.guest.present && !m.background.empty()
+                                         ? "a " + m.guest.hypervisor.value + " guest ([guest]) and background activity "
+                                                                             "([[background]])"
+                                     : m.guest.present ? "a " + m.guest.hypervisor.value + " guest ([guest])"
+                                                       : "background activity ([[background]])"));
   const auto t0 = std::chrono::steady_clock::now();
 
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -272,17 +361,16 @@ ValidationReport validate(const ValidateOptions& opt) {
     CaseResult cr;
     cr.c = c;
     // Real runs first (nothing else of ours runs meanwhile), then the model.
-    cr.real = host::run_real_benchmark(c.argv, opt.runs).samples();
+    auto real = host::run_real_benchmark(c.argv, opt.runs);
+    cr.real = real.samples();
+    for (const auto& run : real.runs) cr.real_other_busy_pct.push_back(run.other_busy_pct);
     RunSpec s = spec;
     s.command = c.argv;
     for (int k = 0; k < opt.runs; ++k) {
       s.seed = static_cast<uint64_t>(k + 1);
       cr.sim.push_back(metric_value(run_one(m, s), c.sim_metric));
     }
-    cr.real_s = stats::summarize(cr.real);
-    cr.sim_s = stats::summarize(cr.sim);
-    cr.error_pct = cr.real_s.mean != 0 ? (cr.sim_s.mean - cr.real_s.mean) / cr.real_s.mean * 100 : NAN;
-    cr.ks = stats::ks_2samp(cr.real, cr.sim);
+    summarize_case(cr);
     r.cases.push_back(std::move(cr));
     if (opt.progress) opt.progress(static_cast<int>(i), static_cast<int>(cases.size()), c, &r.cases.back());
   }

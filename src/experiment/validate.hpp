@@ -27,10 +27,24 @@ std::vector<ValidationCase> validation_cases(bool quick);
 struct CaseResult {
   ValidationCase c;
   std::vector<double> real, sim;  // samples, run order / seed order
-  stats::Summary real_s, sim_s;   // population Std
+  stats::Summary real_s, sim_s;   // population Std; .cov = Std / |AMean|
   double error_pct = 0;           // (sim mean - real mean) / real mean * 100
+  double cov_ratio = 0;           // sim CoV / real CoV (NaN if the real CoV is 0)
   stats::KsResult ks;             // real vs sim
+  std::vector<double> real_other_busy_pct;  // per real run: other processes' busy share
 };
+// Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
+void summarize_case(CaseResult& c);
+
+// What the acceptance of issue 14 counts: cases within `error_limit_pct` in AMean, and within
+// `cov_factor` x in CoV (sim CoV / real CoV in [1/f, f]).
+struct Agreement {
+  int cases = 0;
+  int within_error = 0;
+  int within_cov = 0;
+  int within_both = 0;
+};
+Agreement agreement(const std::vector<CaseResult>& cases, double error_limit_pct = 15, double cov_factor = 2);
 
 struct ValidateOptions {
   int runs = 10;                  // real runs and simulated seeds per case
@@ -38,6 +52,10 @@ struct ValidateOptions {
   bool quick = false;
   std::vector<std::string> sets;  // --set KEY=VALUE, applied to the model only (sensitivity)
   std::string only;               // run only the cases whose name contains this (empty: all)
+  // `--machine host` without a host profile: probe and calibrate this machine first and write the
+  // profile (first use). allow_busy is passed to calibrate; quick makes it a quick calibration.
+  bool allow_busy = false;
+  std::function<void(const std::string& message)> on_first_use;  // told before calibrating
   // Called before each case (done == nullptr) and after it; may be empty.
   std::function<void(int index, int total, const ValidationCase& c, const CaseResult* done)> progress;
 };
@@ -58,6 +76,7 @@ struct ValidationReport {
   double elapsed_s = 0;
   std::vector<CaseResult> cases;
   std::vector<std::string> warnings;  // busy machine, uncalibrated profile (also in the report)
+  std::string first_use;              // non-empty: the profile was probed and calibrated by this run
 };
 
 // Runs everything. Throws host::HostError (tool missing, unparseable output), machine::ProfileError

@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -13,6 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+
+#include "host/calib_stats.hpp"
 #include "util/text.hpp"
 
 extern char** environ;
@@ -199,8 +204,21 @@ std::string find_in_path(const std::string& program) {
 
 namespace {
 
-// Runs argv with stdout+stderr captured; returns the exit status word from waitpid.
-int run_capture(const std::vector<std::string>& argv, std::string* output) {
+CpuSnapshot machine_snapshot() {
+  CpuSnapshot s;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  s.wall_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  std::ifstream in("/proc/stat");
+  std::string line;
+  std::getline(in, line);
+  parse_proc_stat_cpu(line, &s);
+  return s;
+}
+
+// Runs argv with stdout+stderr captured; returns the exit status word from wait4. Fills the
+// run's wall time, CPU time and the other processes' busy share meanwhile.
+int run_capture(const std::vector<std::string>& argv, std::string* output, BenchRun* run) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw HostError(fmt::format("pipe: {}", std::strerror(errno)));
   posix_spawn_file_actions_t fa;
@@ -212,6 +230,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output) {
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
+  const CpuSnapshot before = machine_snapshot();
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
@@ -228,8 +247,16 @@ int run_capture(const std::vector<std::string>& argv, std::string* output) {
   }
   close(fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  rusage ru{};
+  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
+  CpuSnapshot after = machine_snapshot();
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  run->wall_s = after.wall_s - before.wall_s;
+  run->cpu_s = sec(ru.ru_utime) + sec(ru.ru_stime);
+  after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
+  run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+                                       sysconf(_SC_CLK_TCK));
   return status;
 }
 
@@ -253,7 +280,7 @@ BenchResult run_real_benchmark(const std::vector<std::string>& argv, int runs,
   const std::string cmd = join_command(argv);
   for (int i = 0; i < runs; ++i) {
     BenchRun run;
-    int status = run_capture(argv, &run.output);
+    int status = run_capture(argv, &run.output, &run);
     if (WIFSIGNALED(status))
       throw HostError(fmt::format("`{}` (run {}) was killed by signal {}: {}", cmd, i + 1, WTERMSIG(status),
                                   some_lines(run.output, 3, true)));

@@ -42,6 +42,9 @@ struct BenchRun {
   double value = 0;         // the metric
   std::string result_line;  // the tool's line it came from, trimmed
   std::string output;       // everything the tool printed
+  double wall_s = 0;        // from start to exit
+  double cpu_s = 0;         // the tool's own CPU time (wait4 rusage, user + system)
+  double other_busy_pct = 0;  // other processes' busy share of all CPUs meanwhile (/proc/stat)
 };
 
 struct BenchResult {

@@ -1,9 +1,11 @@
-// End-to-end: `--machine host` (no profile -> one clear error; after `schedlab host probe` it runs)
-// and `schedlab validate --quick` against the real hackbench and perf of this machine.
+// End-to-end: `--machine host` (no profile -> one clear error for `run`; `validate` probes and
+// calibrates on first use; after `schedlab host probe` it runs) and `schedlab validate --quick`
+// against the real hackbench and perf of this machine.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -93,11 +95,42 @@ TEST_F(ValidateCli, MachineHostWithoutProfileIsOneClearError) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "schedlab: error: --machine host: no profile at " + profile() +
                        "; run 'schedlab host probe' (and 'schedlab host calibrate') first\n");
-  // validate stops on the same error before running anything, and writes no report.
-  r = run("validate --runs 1 --quick -o v.txt");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--machine host: no profile at " + profile()), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(path("v.txt")));
+}
+
+TEST_F(ValidateCli, FirstUseProbesAndCalibrates) {
+  if (host::find_in_path("perf").empty()) GTEST_SKIP() << "perf (linux-perf) not installed";
+  ASSERT_FALSE(fs::exists(profile()));
+  auto r = run("validate --runs 2 --quick --allow-busy --only 'perf pipe thread' -o v.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("schedlab validate: no host profile at " + profile() +
+                       ": probing and calibrating this machine first (`schedlab host probe && schedlab host "
+                       "calibrate --quick`)"),
+            std::string::npos)
+      << r.err;
+  ASSERT_TRUE(fs::exists(profile()));
+  EXPECT_NE(fixture::slurp(profile()).find("written by `schedlab host calibrate`"), std::string::npos);
+  EXPECT_NE(r.out.find("profile:  calibrated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("profile:  probed and calibrated by this run"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(fixture::slurp(path("v.json")));
+  EXPECT_NE(j["first_use"].get<std::string>().find("probed and calibrated by this run"), std::string::npos);
+  // The second run finds the profile and does not calibrate again.
+  r = run("validate --runs 1 --quick --only 'perf pipe thread' -o v.txt");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err.find("probing and calibrating"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("by this run"), std::string::npos) << r.out;
+}
+
+TEST_F(ValidateCli, FirstUseChecksTheToolsBeforeCalibrating) {
+  // Without hackbench and perf in PATH, validate stops at once: no calibration, no profile.
+  std::string cmd = "cd '" + dir_.string() + "' && PATH=/nonexistent XDG_CONFIG_HOME='" + cfg() + "' " +
+                    SCHEDLAB_BINARY + " validate --runs 1 --quick >/dev/null 2>'" + path("err") + "'";
+  int st = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 2);
+  std::string err = fixture::slurp(path("err"));
+  EXPECT_NE(err.find("is not installed (not found in PATH)"), std::string::npos) << err;
+  EXPECT_EQ(err.find("probing and calibrating"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(profile()));
 }
 
 TEST_F(ValidateCli, UnknownMachineMentionsHost) {
@@ -146,7 +179,9 @@ TEST_F(ValidateCli, QuickEndToEnd) {
   ASSERT_EQ(r.rc, 0) << r.err;
   // stdout: the text table (10 case rows) and where the report went.
   EXPECT_NE(r.out.find("profile:  probed only"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("real AMean  real Std  sim AMean  sim Std  error %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("real AMean  real CoV %  sim AMean  sim CoV %  error %  CoV x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("agree:    "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outside:  other processes kept "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nhackbench -p -T -g 2 -l 10 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nperf bench sched pipe -l 1000 -T "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote v.json"), std::string::npos) << r.out;
@@ -163,6 +198,9 @@ TEST_F(ValidateCli, QuickEndToEnd) {
     for (const auto& v : c["sim"]["samples"]) EXPECT_GT(v.get<double>(), 0) << c.dump();
     double real = c["real"]["mean"], sim = c["sim"]["mean"];
     EXPECT_NEAR(c["error_pct"].get<double>(), (sim - real) / real * 100, 1e-9);
+    EXPECT_EQ(c["real"]["other_busy_pct"].size(), 2u) << c.dump();
+    if (c["cov_ratio"].is_number())
+      EXPECT_NEAR(c["cov_ratio"].get<double>(), c["sim"]["cov"].get<double>() / c["real"]["cov"].get<double>(), 1e-9);
     double p = c["ks"]["pvalue"];
     EXPECT_GE(p, 0.0);
     EXPECT_LE(p, 1.0);

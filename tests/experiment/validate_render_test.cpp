@@ -21,10 +21,7 @@ CaseResult make_case(const std::string& name, std::vector<std::string> argv, con
   c.c = {name, std::move(argv), metric, unit};
   c.real = std::move(real);
   c.sim = std::move(sim);
-  c.real_s = stats::summarize(c.real);
-  c.sim_s = stats::summarize(c.sim);
-  c.error_pct = (c.sim_s.mean - c.real_s.mean) / c.real_s.mean * 100;
-  c.ks = stats::ks_2samp(c.real, c.sim);
+  experiment::summarize_case(c);
   return c;
 }
 
@@ -57,11 +54,16 @@ TEST(ValidateRender, TextTableIsAlignedAndComplete) {
   EXPECT_NE(t.find("host:     'box', Linux 6.1.0-test, 2 online CPU(s)\n"), std::string::npos) << t;
   EXPECT_NE(t.find("model:    --machine host = /cfg/schedlab/host.toml (2 CPUs)\n"), std::string::npos) << t;
   EXPECT_NE(t.find("runs:     3 real runs per case, one after another; 3 simulated (seeds 1..3)\n"), std::string::npos);
-  EXPECT_NE(t.find(
-                "case                            metric  real AMean  real Std  sim AMean  sim Std  error %  KS p\n"
-                "hackbench -p -T -g 1 -l 200     s           0.2200    0.0163     0.1100   0.0000    -50.0   0.1\n"
-                "perf bench sched pipe -l 20000  us/op       21.000     0.816     31.500    1.225    +50.0   0.1\n"),
+  // CoV: 0.0163/0.22 = 7.4%, 0.816/21 = 3.9%, 1.225/31.5 = 3.9%; CoV x = sim / real.
+  EXPECT_NE(t.find("case                            metric  real AMean  real CoV %  sim AMean  sim CoV %  error %  "
+                   "CoV x  KS p\n"
+                   "hackbench -p -T -g 1 -l 200     s           0.2200         7.4     0.1100        0.0    -50.0      "
+                   "0   0.1\n"
+                   "perf bench sched pipe -l 20000  us/op       21.000         3.9     31.500        3.9    +50.0      "
+                   "1   0.1\n"),
             std::string::npos)
+      << t;
+  EXPECT_NE(t.find("agree:    0 of 2 case(s) within 15% in AMean, 1 within 2x in CoV, 0 both\n"), std::string::npos)
       << t;
   EXPECT_EQ(t.find("warning:"), std::string::npos);
   auto r = sample_report();
@@ -75,15 +77,16 @@ TEST(ValidateRender, TextTableIsAlignedAndComplete) {
 TEST(ValidateRender, MarkdownCsvJson) {
   auto r = sample_report();
   std::string md = experiment::render_validation(r, report::Format::Markdown);
-  EXPECT_NE(md.find("| case | metric | real AMean | real Std | sim AMean | sim Std | error % | KS p |\n"
-                    "|---|---|---:|---:|---:|---:|---:|---:|\n"
-                    "| `hackbench -p -T -g 1 -l 200` | s | 0.2200 | 0.0163 | 0.1100 | 0.0000 | -50.0 | 0.1 |\n"),
+  EXPECT_NE(md.find("| case | metric | real AMean | real CoV % | sim AMean | sim CoV % | error % | CoV x | KS p |\n"
+                    "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+                    "| `hackbench -p -T -g 1 -l 200` | s | 0.2200 | 7.4 | 0.1100 | 0.0 | -50.0 | 0 | 0.1 |\n"),
             std::string::npos)
       << md;
 
   std::string csv = experiment::render_validation(r, report::Format::Csv);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "case,command,metric,unit,n,real_mean,real_std,sim_mean,sim_std,error_pct,ks_d,ks_p");
+            "case,command,metric,unit,n,real_mean,real_std,real_cov,sim_mean,sim_std,sim_cov,error_pct,cov_ratio,ks_d,"
+            "ks_p");
   EXPECT_NE(csv.find("\nperf pipe process,perf bench sched pipe -l 20000,usecs_per_op,us/op,3,21,"), std::string::npos)
       << csv;
 
@@ -94,6 +97,8 @@ TEST(ValidateRender, MarkdownCsvJson) {
   EXPECT_DOUBLE_EQ(j["cases"][1]["sim"]["mean"].get<double>(), 31.5);
   EXPECT_NEAR(j["cases"][1]["error_pct"].get<double>(), 50.0, 1e-9);
   EXPECT_EQ(j["kernel"], "6.1.0-test");
+  EXPECT_NEAR(j["cases"][1]["cov_ratio"].get<double>(), 1.0, 1e-9);  // 20..22 vs 30..33: the same relative spread
+  EXPECT_EQ(j["agreement"]["within_2x_cov"], 1);
   EXPECT_EQ(j["runs"], 3);
 }
 
@@ -103,6 +108,19 @@ TEST(ValidateRender, NonFiniteErrorIsNan) {
   EXPECT_NE(experiment::render_validation(r, report::Format::Text).find(" nan "), std::string::npos);
   auto j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
   EXPECT_TRUE(j["cases"][0]["error_pct"].is_null());
+}
+
+TEST(ValidateRender, AgreementCountsErrorAndCovLimits) {
+  std::vector<CaseResult> cs;
+  cs.push_back(make_case("a", {"x"}, "time", "s", {1.0, 1.1, 0.9}, {1.1, 1.2, 1.0}));   // +10%, same spread
+  cs.push_back(make_case("b", {"x"}, "time", "s", {1.0, 1.1, 0.9}, {1.2, 1.2, 1.2}));   // +20%, no spread
+  cs.push_back(make_case("c", {"x"}, "time", "s", {1.0, 1.5, 0.5}, {1.0, 1.1, 0.9}));   // 0%, CoV 1/5
+  auto a = experiment::agreement(cs);
+  EXPECT_EQ(a.cases, 3);
+  EXPECT_EQ(a.within_error, 2);
+  EXPECT_EQ(a.within_cov, 1);
+  EXPECT_EQ(a.within_both, 1);
+  EXPECT_TRUE(std::isnan(make_case("d", {"x"}, "time", "s", {1, 1}, {1, 2}).cov_ratio));  // real CoV 0
 }
 
 TEST(Validate, ArgumentErrorsBeforeRunningAnything) {
