@@ -841,6 +841,34 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     if (!m.converged)
       res.warnings.push_back(fmt::format("{}: spread still {:.1f}% after {} batches (target {:.0f}%)", m.key,
                                          100 * m.cov, m.batches, 100 * opt.target_cov));
+
+  // ---- background activity: an idle phase (we sleep), then a gap scan on every usable CPU
+  if (opt.record_background) {
+    BackgroundInput in;
+    in.tick_period_ns = opt.machine.tunables.hz > 0 ? 1000000000 / opt.machine.tunables.hz : 4000000;
+    const double idle_s = opt.background_idle_s > 0 ? opt.background_idle_s : (opt.quick ? 0.5 : 5.0);
+    const double scan_s = opt.background_scan_s > 0 ? opt.background_scan_s : (opt.quick ? 0.2 : 2.0);
+    CpuSnapshot l0 = snapshot();
+    in.idle_before = read_proc_snapshot(getpid());
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
+    in.idle_after = read_proc_snapshot(getpid());
+    CpuSnapshot l1 = snapshot();
+    std::vector<int> cpus;
+    for (int m = 0; m < topo.nr_cpus(); ++m)
+      if (usable(m)) cpus.push_back(real(m));
+    if (cpus.empty()) cpus.push_back(cpu0);
+    in.scans = scan_gaps(cpus, scan_s);
+    res.background = background_from(in);
+    res.have_background = true;
+    double idle_busy = other_busy_pct(l0, l1, ncpu, hz);
+    res.background.notes.insert(res.background.notes.begin(),
+                                fmt::format("idle phase {:.1f} s: other processes {:.1f}% busy, steal {:.2f}%", idle_s,
+                                            idle_busy, steal_pct(l0, l1)));
+    if (idle_busy > opt.round_busy_pct)
+      res.warnings.push_back(fmt::format("background activity recorded while other processes kept {:.0f}% busy: the "
+                                         "[[background]] tables describe that load, not an idle machine",
+                                         idle_busy));
+  }
   res.elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
   return res;
 }
@@ -973,6 +1001,17 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
                       used, lat->value_ns, waker, st ? st->name : "?"),
           lat->cov);
     }
+  }
+
+  // Background activity and the tick as a running task loses it.
+  if (r.have_background) {
+    m.background = r.background.activities;
+    if (r.background.tick_gaps >= 10 && r.background.tick_ns > 0)
+      set("tick_ns", k.tick_ns, r.background.tick_ns, 0,
+          fmt::format("median of {} tick gaps of the gap scan (phase-locked at 1/HZ; lognormal sigma {:.2f}): "
+                      "interrupt entry, the tick, the timer re-arm and exit as a spinning task loses them",
+                      r.background.tick_gaps, r.background.tick_sigma),
+          r.background.tick_sigma);
   }
 
   // switch_mm: two processes pay it on every switch, two threads never.
@@ -1122,6 +1161,11 @@ std::vector<std::string> calibration_header(const CalibrationResult& r, const st
     h.push_back(fmt::format("  {} = {}  (spread {:.1f}%){}  <- {}", u.key,
                             u.key.rfind("guest.", 0) == 0 ? fmt::format("{}", u.fvalue) : std::to_string(u.value),
                             100 * u.cov, u.floored ? " ADJUSTED" : "", u.formula));
+  if (r.have_background) {
+    h.push_back(fmt::format("Background activity ({} [[background]] table(s) below; docs/variance.md):",
+                            r.background.activities.size()));
+    for (auto& n : r.background.notes) h.push_back("  " + n);
+  }
   for (auto& w : r.warnings) h.push_back("warning: " + w);
   return h;
 }

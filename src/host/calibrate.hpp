@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/background.hpp"
 #include "host/calib_stats.hpp"
 #include "machine/machine.hpp"
 
@@ -55,6 +56,12 @@ struct CalibrateOptions {
   LoadLimits limits;
   double round_busy_pct = 10;
   std::optional<LoadReading> load_reading;  // tests: use this instead of sampling the machine
+  // Background activity (host/background.hpp), after the rounds: an idle phase of this many
+  // seconds (0: 5 s, quick 0.5 s) and a gap scan on every usable CPU (0: 2 s, quick 0.2 s);
+  // record_background = false skips both.
+  bool record_background = true;
+  double background_idle_s = 0;
+  double background_scan_s = 0;
   // The machine as probed (for distance classes and idle states) and model CPU -> real CPU
   // (ProbeResult::model_to_real; empty = identity). CPUs outside this process's affinity mask
   // are not used.
@@ -75,6 +82,8 @@ struct CalibrationResult {
   std::vector<double> round_busy_pct;  // other processes' busy share in each round
   int rounds = 0;
   bool budget_exhausted = false;
+  bool have_background = false;
+  BackgroundResult background;
   const Measurement* find(const std::string& key) const;
 };
 

@@ -1,0 +1,168 @@
+// Background activity (host/background.hpp): /proc parsers on files recorded on the KVM dev VM
+// (tests/host/fixtures/proc), gap classification and the [[background]] tables on hand-made scans.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "host/background.hpp"
+#include "machine/machine.hpp"
+
+using namespace schedlab;
+using host::GapScan;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/proc/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const host::IrqLine* line(const std::vector<host::IrqLine>& v, const std::string& name) {
+  for (auto& l : v)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+// A scan of `seconds` on cpu with a tick every 4 ms at phase 1 ms lasting tick_ns, plus extra gaps.
+GapScan scan(int cpu, double seconds, int64_t tick_ns, std::vector<std::pair<int64_t, int64_t>> extra = {}) {
+  GapScan g;
+  g.cpu = cpu;
+  g.seconds = seconds;
+  std::vector<std::pair<int64_t, int64_t>> all = extra;
+  for (int64_t t = 1000000; t < static_cast<int64_t>(seconds * 1e9); t += 4000000)
+    all.push_back({t + (t / 4000000 % 3) * 1000, tick_ns + (t / 4000000 % 5) * 100});
+  std::sort(all.begin(), all.end());
+  for (auto [s, l] : all) {
+    g.start_ns.push_back(s);
+    g.length_ns.push_back(l);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(Background, ParsesRecordedProcInterrupts) {
+  auto irqs = host::parse_interrupts(fixture("interrupts.0"));
+  const auto* loc = line(irqs, "LOC");
+  ASSERT_NE(loc, nullptr);
+  EXPECT_EQ(loc->per_cpu.size(), 2u);
+  EXPECT_EQ(loc->desc, "Local timer interrupts");
+  const auto* blk = line(irqs, "36");
+  ASSERT_NE(blk, nullptr);
+  EXPECT_EQ(blk->desc, "PCI-MSIX-0000:00:02.0 1-edge virtio1-req.0");
+  EXPECT_EQ(line(irqs, "ERR"), nullptr);  // one total, not per CPU
+  auto soft = host::parse_softirqs(fixture("softirqs.0"));
+  ASSERT_TRUE(soft.count("TIMER"));
+  EXPECT_EQ(soft["TIMER"].size(), 2u);
+  EXPECT_TRUE(soft.count("RCU"));
+}
+
+TEST(Background, ParsesTasks) {
+  host::TaskSample k, u;
+  ASSERT_TRUE(host::parse_task(fixture("kworker.stat"), fixture("kworker.schedstat"), &k));
+  EXPECT_EQ(k.comm, "kworker/1:0H-events_highpri");
+  EXPECT_TRUE(k.kthread);
+  EXPECT_EQ(k.cpu, 1);
+  EXPECT_EQ(k.run_ns, 57756);
+  EXPECT_EQ(k.slices, 4);
+  ASSERT_TRUE(host::parse_task(fixture("init.stat"), fixture("init.schedstat"), &u));
+  EXPECT_FALSE(u.kthread);
+  EXPECT_EQ(u.tid, 1);
+  EXPECT_FALSE(host::parse_task("garbage", "1 2 3", &u));
+  EXPECT_FALSE(host::parse_task(fixture("init.stat"), "", &u));
+}
+
+TEST(Background, TickGapsArePhaseLocked) {
+  // 2 s at HZ 250 = 500 ticks of ~2 us at phase 1 ms, plus three interrupts and a long gap elsewhere.
+  GapScan g = scan(0, 2.0, 2000, {{2500000, 3000}, {7700000, 5000}, {13300000, 4000}, {901700000, 3000000}});
+  auto c = host::classify_gaps(g, 4000000);
+  EXPECT_EQ(c.tick.size(), 500u);
+  EXPECT_EQ(c.other.size(), 4u);
+  EXPECT_NEAR(c.tick_phase_ns, 1000000, 40000 + 1);
+  // Without a periodic component there is no tick class.
+  GapScan few;
+  few.start_ns = {100, 5000000, 9000000};
+  few.length_ns = {1000, 1000, 1000};
+  few.seconds = 2;
+  EXPECT_TRUE(host::classify_gaps(few, 4000000).tick.empty());
+}
+
+TEST(Background, TablesFromSnapshotsAndScans) {
+  host::BackgroundInput in;
+  in.tick_period_ns = 4000000;
+  auto& a = in.idle_before;
+  auto& b = in.idle_after;
+  a.wall_s = 100;
+  b.wall_s = 110;  // a 10 s idle phase
+  a.nr_cpus = b.nr_cpus = 2;
+  a.irqs = host::parse_interrupts(fixture("interrupts.0"));
+  b.irqs = a.irqs;
+  for (auto& l : b.irqs) {
+    if (l.name == "LOC") l.per_cpu = {l.per_cpu[0] + 30, l.per_cpu[1] + 50};  // 4 Hz per CPU
+    if (l.name == "36") l.per_cpu[1] += 20;                                     // 2 Hz, one device
+  }
+  host::TaskSample kw0{10, 10, "kworker/0:1-events", true, 0, 1000000, 0, 100};
+  host::TaskSample kw1{11, 11, "kworker/1:1-mm_percpu_wq", true, 1, 2000000, 0, 200};
+  host::TaskSample rcu{12, 12, "rcu_preempt", true, 0, 500000, 0, 50};
+  host::TaskSample sshd{300, 300, "sshd", false, 1, 0, 0, 0};
+  a.tasks = {kw0, kw1, rcu, sshd};
+  for (auto t : a.tasks) {
+    t.slices += t.kthread ? 100 : 0;
+    t.run_ns += t.kthread ? 1000000 : 0;
+    b.tasks.push_back(t);
+  }
+  host::TaskSample sshd2 = sshd;
+  sshd2.slices = 5;
+  sshd2.run_ns = 250000;
+  b.tasks.back() = sshd2;
+  // Two CPUs, 2 s each: ticks of 2 us, ten 3-us interrupts, two 2-ms gaps of which one was a
+  // preemption of the scanning thread (involuntary switch) and one the host.
+  std::vector<std::pair<int64_t, int64_t>> extra;
+  for (int i = 0; i < 10; ++i) extra.push_back({2500000 + i * 100000000LL, 3000});
+  in.scans.push_back(scan(0, 2.0, 2000, extra));
+  auto s1 = scan(1, 2.0, 2000, {{52500000, 2000000}, {152500000, 2100000}});
+  s1.involuntary_switches = 1;
+  in.scans.push_back(s1);
+
+  auto r = host::background_from(in);
+  EXPECT_EQ(r.tick_gaps, 1000);
+  EXPECT_NEAR(r.tick_ns, 2200, 101);
+  std::map<std::string, machine::BackgroundActivity> by;
+  for (auto& x : r.activities) by[x.name] = x;
+  ASSERT_TRUE(by.count("LOC"));
+  EXPECT_EQ(by["LOC"].scope, "per_cpu");
+  EXPECT_DOUBLE_EQ(by["LOC"].rate_hz.value, 4.0);  // 80 in 10 s on 2 CPUs
+  EXPECT_DOUBLE_EQ(by["LOC"].duration_ns.value, 3000);  // the short non-tick gaps
+  ASSERT_TRUE(by.count("virtio1-req.0"));
+  EXPECT_EQ(by["virtio1-req.0"].scope, "system");
+  EXPECT_DOUBLE_EQ(by["virtio1-req.0"].rate_hz.value, 2.0);
+  // Two per-CPU kworkers of 100 runs each in 10 s = 10 Hz per CPU, 10 us per run.
+  ASSERT_TRUE(by.count("kworker/N:N"));
+  EXPECT_EQ(by["kworker/N:N"].kind, "kthread");
+  EXPECT_EQ(by["kworker/N:N"].scope, "per_cpu");
+  EXPECT_DOUBLE_EQ(by["kworker/N:N"].rate_hz.value, 10.0);
+  EXPECT_DOUBLE_EQ(by["kworker/N:N"].duration_ns.value, 10000);
+  ASSERT_TRUE(by.count("rcu_preempt"));
+  EXPECT_EQ(by["rcu_preempt"].scope, "system");
+  EXPECT_DOUBLE_EQ(by["rcu_preempt"].rate_hz.value, 10.0);
+  ASSERT_TRUE(by.count("sshd"));
+  EXPECT_EQ(by["sshd"].kind, "task");
+  EXPECT_DOUBLE_EQ(by["sshd"].rate_hz.value, 0.5);
+  EXPECT_DOUBLE_EQ(by["sshd"].duration_ns.value, 50000);
+  // The longer of the two 2-ms gaps is left after the one involuntary switch: steal.
+  ASSERT_TRUE(by.count("steal"));
+  EXPECT_DOUBLE_EQ(by["steal"].rate_hz.value, 0.25);  // 1 in 4 CPU-s
+  EXPECT_DOUBLE_EQ(by["steal"].duration_ns.value, 2100000);
+  // Every value has a source, and the tables load back from a profile.
+  machine::Machine m = machine::load_profile("tiny-4");
+  m.background = r.activities;
+  for (auto& x : m.background) {
+    EXPECT_FALSE(x.rate_hz.source.empty()) << x.name;
+    EXPECT_FALSE(x.duration_ns.source.empty()) << x.name;
+  }
+  auto back = machine::parse_profile(machine::to_toml(m), "bg.toml");
+  EXPECT_EQ(back.background, m.background);
+}
