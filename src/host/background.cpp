@@ -11,12 +11,12 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #include "host/calib_stats.hpp"
+#include "host/procfs.hpp"
 
 namespace schedlab::host {
 using machine::BackgroundActivity;
@@ -24,12 +24,7 @@ using machine::Recorded;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::string& path) { return read_file_text(path).value_or(""); }
 
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });

@@ -15,9 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "host/calib_stats.hpp"
+#include "host/procfs.hpp"
 #include "util/text.hpp"
 
 extern char** environ;
@@ -204,18 +204,6 @@ std::string find_in_path(const std::string& program) {
 
 namespace {
 
-CpuSnapshot machine_snapshot() {
-  CpuSnapshot s;
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  s.wall_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  std::ifstream in("/proc/stat");
-  std::string line;
-  std::getline(in, line);
-  parse_proc_stat_cpu(line, &s);
-  return s;
-}
-
 // Runs argv with stdout+stderr captured; returns the exit status word from wait4. Fills the
 // run's wall time, CPU time and the other processes' busy share meanwhile.
 int run_capture(const std::vector<std::string>& argv, std::string* output, BenchRun* run) {
@@ -230,7 +218,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  const CpuSnapshot before = machine_snapshot();
+  const CpuSnapshot before = cpu_snapshot(false);
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
@@ -250,7 +238,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   rusage ru{};
   while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
-  CpuSnapshot after = machine_snapshot();
+  CpuSnapshot after = cpu_snapshot(false);
   auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   run->wall_s = after.wall_s - before.wall_s;
   run->cpu_s = sec(ru.ru_utime) + sec(ru.ru_stime);

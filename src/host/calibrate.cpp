@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/probe.hpp"
+#include "host/procfs.hpp"
 
 namespace schedlab::host {
 using machine::Distance;
@@ -455,20 +456,7 @@ struct Spec {
   int wakee_cpu = -1;
 };
 
-CpuSnapshot snapshot() {
-  CpuSnapshot s;
-  s.wall_s = now_s();
-  std::ifstream in("/proc/stat");
-  std::string line;
-  std::getline(in, line);
-  parse_proc_stat_cpu(line, &s);
-  rusage self{}, kids{};
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &kids);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  s.self_cpu_s = sec(self.ru_utime) + sec(self.ru_stime) + sec(kids.ru_utime) + sec(kids.ru_stime);
-  return s;
-}
+CpuSnapshot snapshot() { return cpu_snapshot(true); }
 
 int usable_cpus() {
   cpu_set_t allowed;

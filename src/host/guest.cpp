@@ -5,8 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include "host/procfs.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -20,16 +21,7 @@ using machine::RecordedText;
 
 namespace {
 
-std::optional<std::string> read_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  std::string s = ss.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+std::optional<std::string> read_file(const fs::path& p) { return read_file_trimmed(p.string()); }
 
 std::optional<double> to_number(const std::string& s) {
   if (s.empty()) return std::nullopt;
