@@ -199,8 +199,9 @@ TEST_F(ValidateCli, QuickEndToEnd) {
     double real = c["real"]["mean"], sim = c["sim"]["mean"];
     EXPECT_NEAR(c["error_pct"].get<double>(), (sim - real) / real * 100, 1e-9);
     EXPECT_EQ(c["real"]["other_busy_pct"].size(), 2u) << c.dump();
-    if (c["cov_ratio"].is_number())
+    if (c["cov_ratio"].is_number()) {
       EXPECT_NEAR(c["cov_ratio"].get<double>(), c["sim"]["cov"].get<double>() / c["real"]["cov"].get<double>(), 1e-9);
+    }
     double p = c["ks"]["pvalue"];
     EXPECT_GE(p, 0.0);
     EXPECT_LE(p, 1.0);
