@@ -815,6 +815,13 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
                          key.substr(10));
     res.measurements.push_back(m);
   }
+  {
+    std::vector<double> covs;
+    for (const char* key : {"syscall_getppid", "syscall_getpid", "futex_wake_nowaiter", "futex_wait_eagain",
+                            "pipe_write_1b", "pipe_read_1b", "unix_send_100b", "unix_recv_100b"})
+      if (auto m = res.find(key)) covs.push_back(m->cov);
+    res.round_spread = covs.empty() ? 0 : median_of(covs);
+  }
   if (opt.progress)
     for (auto& m : res.measurements) opt.progress(m);
   if (rr.budget_exhausted)
@@ -1128,6 +1135,9 @@ std::vector<std::string> calibration_header(const CalibrationResult& r, const st
   std::string busy;
   for (double b : r.round_busy_pct) busy += fmt::format(" {:.0f}", b);
   h.push_back("Other processes' busy share per round (%):" + busy);
+  h.push_back(fmt::format("Between-round spread of the single-CPU loops (median robust CoV): {:.1f}% (the per-run "
+                          "factor of docs/variance.md S1)",
+                          100 * r.round_spread));
   h.push_back("Measurements: estimate = p25 of the batch values (one per round), median, spread = robust CoV "
               "(1.4826 MAD / median), min..max; latency tests also p10/p50/p90/p99 of all events:");
   for (auto& m : r.measurements) {

@@ -84,6 +84,10 @@ struct CalibrationResult {
   bool budget_exhausted = false;
   bool have_background = false;
   BackgroundResult background;
+  // Between-round spread of the single-CPU loops (syscalls, futex calls without sleeping, pipe
+  // and AF_UNIX send/receive): the median of their robust CoVs. What changes from one round to
+  // the next but not within a batch: the per-run factor of docs/variance.md (S1).
+  double round_spread = 0;
   const Measurement* find(const std::string& key) const;
 };
 
