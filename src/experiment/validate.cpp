@@ -376,6 +376,17 @@ ValidationReport validate(const ValidateOptions& opt) {
   }
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.loadavg_after = loadavg();
+  {
+    std::vector<double> busy;
+    for (const auto& c : r.cases) busy.insert(busy.end(), c.real_other_busy_pct.begin(), c.real_other_busy_pct.end());
+    double med = busy.empty() ? 0 : stats::quantile(busy, 0.5);
+    if (med > 10)
+      r.warnings.push_back(fmt::format("OTHER WORK RAN DURING THE REAL RUNS: other processes kept {:.0f}% of the CPUs "
+                                       "busy in the median run; the real side measures that load as well (on the dev "
+                                       "VM it doubles hackbench times and changes where perf bench sched pipe's tasks "
+                                       "run, docs/variance.md)",
+                                       med));
+  }
   return r;
 }
 
