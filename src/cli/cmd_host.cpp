@@ -90,7 +90,9 @@ void run_calibrate(const HostArgs& a) {
   host::write_file_atomic(out, host::calibrated_profile_text(r, a.base, res, updates));
   fmt::print(progress, "set {} cost(s) from measurements in {:.1f} s:\n", updates.size(), res.elapsed_s);
   for (auto& u : updates)
-    fmt::print(progress, "  {} = {}{}\n", u.key, u.value, u.floored ? " (adjusted, see profile header)" : "");
+    fmt::print(progress, "  {} = {}{}\n", u.key,
+               u.key.rfind("guest.", 0) == 0 ? fmt::format("{}", u.fvalue) : std::to_string(u.value),
+               u.floored ? " (adjusted, see profile header)" : "");
   if (out != "-") fmt::print("wrote {}\n", out);
 }
 

@@ -276,23 +276,48 @@ BackgroundResult background_from(const BackgroundInput& in) {
   if (!(T > 0)) return r;
   const std::string idle_src = fmt::format("idle phase of {:.1f} s, nothing of ours running", T);
 
-  // The gap scan: the tick, and the other gaps by length.
-  std::vector<double> tick, short_gaps, long_gaps;
+  // The gap scan: the tick, then the other gaps by count. Interrupts are the shortest gaps, a
+  // preemption of the scanning thread by a task takes two context switches and the task's run,
+  // and what is left is the host's (steal). So per CPU: the shortest (interrupts on the CPU -
+  // tick gaps) gaps are interrupts, the next (involuntary switches) preemptions, the rest steal.
+  // Without counts (a scan read elsewhere) the split is by length at short_gap_ns.
+  std::vector<double> tick, short_gaps, preempt_gaps, long_gaps;
   double scan_s = 0;
   long long invol = 0, steal_ticks = 0;
   for (const auto& g : in.scans) {
     GapClasses c = classify_gaps(g, in.tick_period_ns);
     tick.insert(tick.end(), c.tick.begin(), c.tick.end());
-    for (double x : c.other) (x < static_cast<double>(in.short_gap_ns) ? short_gaps : long_gaps).push_back(x);
+    std::vector<double> other = c.other;
+    std::sort(other.begin(), other.end());
+    size_t n_irq, n_pre;
+    if (g.irqs > 0 || g.involuntary_switches > 0) {
+      n_irq = static_cast<size_t>(std::clamp<long long>(g.irqs - static_cast<long long>(c.tick.size()), 0,
+                                                        static_cast<long long>(other.size())));
+      n_pre = std::min<size_t>(static_cast<size_t>(std::max<long long>(0, g.involuntary_switches)), other.size() - n_irq);
+    } else {
+      n_irq = static_cast<size_t>(std::lower_bound(other.begin(), other.end(), static_cast<double>(in.short_gap_ns)) -
+                                  other.begin());
+      n_pre = 0;
+    }
+    short_gaps.insert(short_gaps.end(), other.begin(), other.begin() + n_irq);
+    preempt_gaps.insert(preempt_gaps.end(), other.begin() + n_irq, other.begin() + n_irq + n_pre);
+    long_gaps.insert(long_gaps.end(), other.begin() + n_irq + n_pre, other.end());
     scan_s += g.seconds;
     invol += g.involuntary_switches;
     steal_ticks += g.steal_ticks;
     r.notes.push_back(fmt::format("gap scan cpu{}: {:.1f} s, clock read {:.0f} ns, {} gaps: {} tick (phase {:.0f} us "
-                                  "into the {:.0f} us period), {} other; {} interrupts ({} LOC), {} involuntary "
-                                  "switches, {} steal ticks",
+                                  "into the {:.0f} us period), {} interrupt, {} preemption, {} left (steal); {} "
+                                  "interrupts ({} LOC), {} involuntary switches, {} steal ticks",
                                   g.cpu, g.seconds, g.read_ns, g.length_ns.size(), c.tick.size(), c.tick_phase_ns / 1e3,
-                                  static_cast<double>(in.tick_period_ns) / 1e3, c.other.size(), g.irqs, g.local_timer,
-                                  g.involuntary_switches, g.steal_ticks));
+                                  static_cast<double>(in.tick_period_ns) / 1e3, n_irq, n_pre,
+                                  other.size() - n_irq - n_pre, g.irqs, g.local_timer, g.involuntary_switches,
+                                  g.steal_ticks));
+  }
+  if (!preempt_gaps.empty()) {
+    Distribution p = distribution(preempt_gaps);
+    r.notes.push_back(fmt::format("preemptions of the scanning threads: {} gaps, p10/p50/p90 {:.0f}/{:.0f}/{:.0f} ns "
+                                  "(the tasks themselves are the kthread/task tables)",
+                                  p.n, p.p10, p.p50, p.p90));
   }
   const std::string scan_src = fmt::format("gap scan, {:.1f} CPU-s spinning on {} CPU(s)", scan_s, in.scans.size());
   if (!tick.empty()) {
@@ -316,9 +341,10 @@ BackgroundResult background_from(const BackgroundInput& in) {
     softirq_list += fmt::format("{}{} {:.1f}/s", softirq_list.empty() ? "" : ", ", name, static_cast<double>(d) / T);
   }
   const std::string dur_src =
-      have_short ? fmt::format("{}: median of {} non-tick gaps under {} us (p10 {:.0f}, p90 {:.0f} ns), softirqs run "
-                               "at interrupt exit included",
-                               scan_src, sd.n, in.short_gap_ns / 1000, sd.p10, sd.p90)
+      have_short ? fmt::format("{}: median of the {} interrupt gaps (the shortest non-tick gaps, as many as the "
+                               "CPU's non-tick interrupts; p10 {:.0f}, p90 {:.0f} ns), softirqs run at interrupt "
+                               "exit included",
+                               scan_src, sd.n, sd.p10, sd.p90)
                  : std::string("not measured (no gap scan with enough short gaps): 0");
   for (const auto& la : b.irqs) {
     const IrqLine* lb = nullptr;
@@ -381,21 +407,18 @@ BackgroundResult background_from(const BackgroundInput& in) {
     r.activities.push_back(act);
   }
 
-  // Long gaps of the scan not explained by the scanning thread being preempted by a task: the
-  // host took the vCPU (steal), or an interrupt ran long.
-  std::sort(long_gaps.begin(), long_gaps.end());
-  const long long unexplained = std::max<long long>(0, static_cast<long long>(long_gaps.size()) - invol);
+  // Gaps of the scan explained neither by an interrupt nor by a preemption: the host took the vCPU.
+  const long long unexplained = static_cast<long long>(long_gaps.size());
   if (unexplained > 0 && scan_s > 0) {
-    std::vector<double> steal(long_gaps.end() - unexplained, long_gaps.end());  // the longest ones
-    Distribution d = distribution(steal);
+    Distribution d = distribution(long_gaps);
     BackgroundActivity act;
     act.name = "steal";
     act.kind = "steal";
     act.scope = "per_cpu";
     act.rate_hz = rec(round_to(static_cast<double>(unexplained) / scan_s, 0.001),
-                      fmt::format("{}: {} non-tick gaps of {} us or more beyond the scanning threads' {} involuntary "
-                                  "switches ({} steal ticks in /proc/stat meanwhile)",
-                                  scan_src, unexplained, in.short_gap_ns / 1000, invol, steal_ticks));
+                      fmt::format("{}: {} non-tick gaps beyond the CPUs' interrupts and the scanning threads' {} "
+                                  "involuntary switches ({} steal ticks in /proc/stat meanwhile)",
+                                  scan_src, unexplained, invol, steal_ticks));
     act.duration_ns = rec(std::round(d.p50), fmt::format("{}: median of those gaps (p10 {:.0f}, p90 {:.0f} ns)",
                                                          scan_src, d.p10, d.p90));
     act.duration_sigma = rec(round_to(d.sigma, 0.001), "lognormal sigma of the same gaps");

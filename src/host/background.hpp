@@ -79,7 +79,7 @@ struct BackgroundInput {
   ProcSnapshot idle_before, idle_after;  // around an idle phase (nothing of ours runs)
   std::vector<GapScan> scans;            // the gap scan, one per CPU
   int64_t tick_period_ns = 4000000;
-  int64_t short_gap_ns = 50000;          // non-tick gaps below this are interrupts, above it preemption
+  int64_t short_gap_ns = 50000;          // scans without counts: non-tick gaps below this are interrupts
 };
 struct BackgroundResult {
   std::vector<machine::BackgroundActivity> activities;

@@ -93,8 +93,10 @@ double steal_pct(const CpuSnapshot& a, const CpuSnapshot& b) {
 }
 
 LoadVerdict judge_load(const LoadReading& r, const LoadLimits& lim) {
-  if (r.other_busy_pct > lim.refuse_pct || r.loadavg1 > r.nr_cpus) return LoadVerdict::TooBusy;
-  if (r.other_busy_pct > lim.warn_pct || r.loadavg1 > 0.5 * r.nr_cpus) return LoadVerdict::Busy;
+  // The busy share is measured now; the load average lags by a minute (and counts tasks waiting
+  // for I/O), so on its own it only warns.
+  if (r.other_busy_pct > lim.refuse_pct) return LoadVerdict::TooBusy;
+  if (r.other_busy_pct > lim.warn_pct || r.loadavg1 > r.nr_cpus) return LoadVerdict::Busy;
   return LoadVerdict::Quiet;
 }
 

@@ -61,8 +61,9 @@ double steal_pct(const CpuSnapshot& a, const CpuSnapshot& b);
 
 enum class LoadVerdict { Quiet, Busy, TooBusy };
 struct LoadLimits {
-  double warn_pct = 5;     // other processes' busy share above this: warn
-  double refuse_pct = 25;  // above this (or load average above the CPU count): refuse
+  double warn_pct = 5;     // other processes' busy share above this (or a load average above the
+                           // CPU count, which lags by a minute): warn
+  double refuse_pct = 25;  // busy share above this: refuse
 };
 struct LoadReading {
   double other_busy_pct = 0;

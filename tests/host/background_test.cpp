@@ -123,8 +123,12 @@ TEST(Background, TablesFromSnapshotsAndScans) {
   std::vector<std::pair<int64_t, int64_t>> extra;
   for (int i = 0; i < 10; ++i) extra.push_back({2500000 + i * 100000000LL, 3000});
   in.scans.push_back(scan(0, 2.0, 2000, extra));
-  auto s1 = scan(1, 2.0, 2000, {{52500000, 2000000}, {152500000, 2100000}});
+  // cpu1 has counts: 500 ticks + 3 other interrupts, 1 involuntary switch; its 5 non-tick gaps are
+  // then 3 interrupts (the shortest), 1 preemption, 1 steal (the longest).
+  auto s1 = scan(1, 2.0, 2000,
+                 {{10500000, 4000}, {20500000, 3000}, {30500000, 3500}, {52500000, 2000000}, {152500000, 2100000}});
   s1.involuntary_switches = 1;
+  s1.irqs = 503;
   in.scans.push_back(s1);
 
   auto r = host::background_from(in);
@@ -135,7 +139,10 @@ TEST(Background, TablesFromSnapshotsAndScans) {
   ASSERT_TRUE(by.count("LOC"));
   EXPECT_EQ(by["LOC"].scope, "per_cpu");
   EXPECT_DOUBLE_EQ(by["LOC"].rate_hz.value, 4.0);  // 80 in 10 s on 2 CPUs
-  EXPECT_DOUBLE_EQ(by["LOC"].duration_ns.value, 3000);  // the short non-tick gaps
+  // The interrupt gaps: cpu0's ten 3-us gaps (no counts: by length) and cpu1's 3, 3.5, 4 us.
+  EXPECT_DOUBLE_EQ(by["LOC"].duration_ns.value, 3000);
+  EXPECT_NE(by["LOC"].duration_ns.source.find("median of the 13 interrupt gaps"), std::string::npos)
+      << by["LOC"].duration_ns.source;
   ASSERT_TRUE(by.count("virtio1-req.0"));
   EXPECT_EQ(by["virtio1-req.0"].scope, "system");
   EXPECT_DOUBLE_EQ(by["virtio1-req.0"].rate_hz.value, 2.0);
@@ -152,7 +159,7 @@ TEST(Background, TablesFromSnapshotsAndScans) {
   EXPECT_EQ(by["sshd"].kind, "task");
   EXPECT_DOUBLE_EQ(by["sshd"].rate_hz.value, 0.5);
   EXPECT_DOUBLE_EQ(by["sshd"].duration_ns.value, 50000);
-  // The longer of the two 2-ms gaps is left after the one involuntary switch: steal.
+  // The longer of the two 2-ms gaps is left after the interrupts and the one involuntary switch.
   ASSERT_TRUE(by.count("steal"));
   EXPECT_DOUBLE_EQ(by["steal"].rate_hz.value, 0.25);  // 1 in 4 CPU-s
   EXPECT_DOUBLE_EQ(by["steal"].duration_ns.value, 2100000);

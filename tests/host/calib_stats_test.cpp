@@ -130,9 +130,11 @@ TEST(CalibStats, ProcStatParsingAndOtherBusyShare) {
 TEST(CalibStats, LoadVerdicts) {
   EXPECT_EQ(judge_load({1.0, 0.1, 2}), LoadVerdict::Quiet);
   EXPECT_EQ(judge_load({6.0, 0.1, 2}), LoadVerdict::Busy);
-  EXPECT_EQ(judge_load({1.0, 1.5, 2}), LoadVerdict::Busy);  // load average above half the CPUs
+  EXPECT_EQ(judge_load({1.0, 1.5, 2}), LoadVerdict::Quiet);  // load average under the CPU count
   EXPECT_EQ(judge_load({30.0, 0.1, 2}), LoadVerdict::TooBusy);
-  EXPECT_EQ(judge_load({1.0, 3.0, 2}), LoadVerdict::TooBusy);
+  // A load average above the CPU count with a quiet busy share: the average lags (the dev VM
+  // showed 6.07 a minute after others' builds, with 5.5% busy): a warning, not a refusal.
+  EXPECT_EQ(judge_load({1.0, 6.07, 2}), LoadVerdict::Busy);
   // The recorded busy VM would have been refused.
   auto lb = recorded()["load_before"];
   LoadReading r{lb["other_busy_pct"].get<double>(), lb["loadavg1"].get<double>(), lb["cpus"].get<int>()};
