@@ -68,6 +68,10 @@ std::string pattern_of(std::string comm) {
   return std::regex_replace(comm, std::regex("[0-9]+"), "N");
 }
 
+// Longest gap still counted as a tick (the tick preempting the scanning thread for another task
+// makes gaps of that task's slice, milliseconds).
+constexpr double kMaxTickGapNs = 1e6;
+
 Recorded rec(double v, std::string source) { return Recorded{v, std::move(source)}; }
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
@@ -321,9 +325,22 @@ BackgroundResult background_from(const BackgroundInput& in) {
   }
   const std::string scan_src = fmt::format("gap scan, {:.1f} CPU-s spinning on {} CPU(s)", scan_s, in.scans.size());
   if (!tick.empty()) {
-    r.tick_ns = median_of(tick);
-    r.tick_sigma = lognormal_sigma(tick);
-    r.tick_gaps = static_cast<int>(tick.size());
+    // A tick that also preempts the scanning thread (its slice is up, another task was waiting)
+    // is followed by that task's run: those gaps are far longer than any tick. Only tick gaps under
+    // kMaxTickGapNs count, and only if they are most of them.
+    std::vector<double> plain;
+    for (double x : tick)
+      if (x < kMaxTickGapNs) plain.push_back(x);
+    if (plain.size() * 2 >= tick.size()) {
+      r.tick_ns = median_of(plain);
+      r.tick_sigma = lognormal_sigma(plain);
+      r.tick_gaps = static_cast<int>(plain.size());
+    }
+    r.notes.push_back(fmt::format("tick gaps: {} phase-locked, {} under {} us{}", tick.size(), plain.size(),
+                                  kMaxTickGapNs / 1000,
+                                  plain.size() * 2 >= tick.size()
+                                      ? fmt::format(": median {:.0f} ns, lognormal sigma {:.2f}", r.tick_ns, r.tick_sigma)
+                                      : std::string(": most ticks preempted the scan (a busy machine), no tick cost")));
   }
   Distribution sd = distribution(short_gaps);
   const bool have_short = sd.n >= 5;
