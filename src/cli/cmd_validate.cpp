@@ -105,6 +105,11 @@ void register_validate(CLI::App& app) {
                   "Override a profile parameter in the simulated runs only: KEY=VALUE (repeatable; for "
                   "sensitivity studies, not for fitting)");
   cmd->add_option("--only", args->opt.only, "Run only the cases whose name or command contains this text");
+  cmd->add_option("--max-busy", args->opt.max_busy_pct,
+                  "Repeat a real run (at most twice) when other processes kept more than this % of the CPUs busy "
+                  "during it; 100 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--allow-busy", args->opt.allow_busy,
                 "With no host profile yet: calibrate even if other processes keep the machine busy");
   cmd->callback([args] { run_validate(*args); });

@@ -32,6 +32,8 @@ struct CaseResult {
   double cov_ratio = 0;           // sim CoV / real CoV (NaN if the real CoV is 0)
   stats::KsResult ks;             // real vs sim
   std::vector<double> real_other_busy_pct;  // per real run: other processes' busy share
+  int reruns = 0;                           // real runs repeated because others were busy
+  int loaded_runs = 0;                      // real runs still above the limit after the retries
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);
@@ -55,6 +57,10 @@ struct ValidateOptions {
   // `--machine host` without a host profile: probe and calibrate this machine first and write the
   // profile (first use). allow_busy is passed to calibrate; quick makes it a quick calibration.
   bool allow_busy = false;
+  // A real run during which other processes kept more than max_busy_pct of the CPUs busy is run
+  // again, at most max_reruns times (then kept and counted as loaded). 100: never.
+  double max_busy_pct = 10;
+  int max_reruns = 2;
   std::function<void(const std::string& message)> on_first_use;  // told before calibrating
   // Called before each case (done == nullptr) and after it; may be empty.
   std::function<void(int index, int total, const ValidationCase& c, const CaseResult* done)> progress;
@@ -71,6 +77,7 @@ struct ValidationReport {
   int nr_online_cpus = 0;
   int model_cpus = 0;
   int runs = 0;
+  double max_busy_pct = 10;
   bool quick = false;
   std::vector<std::string> sets;
   double elapsed_s = 0;

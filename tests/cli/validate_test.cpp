@@ -159,6 +159,9 @@ TEST_F(ValidateCli, BadArguments) {
   auto r = run("validate --runs 0 --quick");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--runs must be at least 1"), std::string::npos) << r.err;
+  r = run("validate --runs 1 --quick --max-busy 150");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--max-busy"), std::string::npos) << r.err;
   r = run("validate --runs 1 --quick --only no-such-case");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("no validation case matches 'no-such-case'"), std::string::npos) << r.err;
@@ -175,7 +178,7 @@ TEST_F(ValidateCli, QuickEndToEnd) {
   if (host::find_in_path("hackbench").empty() || host::find_in_path("perf").empty())
     GTEST_SKIP() << "hackbench (rt-tests) or perf (linux-perf) not installed";
   ASSERT_EQ(run("host probe").rc, 0);
-  auto r = run("validate --runs 2 --quick -o v.json");
+  auto r = run("validate --runs 2 --quick --max-busy 100 -o v.json");
   ASSERT_EQ(r.rc, 0) << r.err;
   // stdout: the text table (10 case rows) and where the report went.
   EXPECT_NE(r.out.find("profile:  probed only"), std::string::npos) << r.out;
