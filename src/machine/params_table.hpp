@@ -49,15 +49,19 @@ struct TopoField {
 };
 const std::vector<TopoField>& topo_fields();
 
-// One entry of [guest] (a Recorded value with a fixed unit; unit "bool" = true/false).
-struct GuestField {
+// A Recorded member of a [guest] or [[background]] table, with its fixed unit (unit "bool":
+// true/false) and accepted range.
+template <class Section>
+struct RecordedField {
   const char* name;
-  Recorded Guest::*member;
+  Recorded Section::*member;
   const char* unit;
   double min;
   double max;
   const char* help;
 };
+using GuestField = RecordedField<Guest>;
+using BackgroundField = RecordedField<BackgroundActivity>;
 const std::vector<GuestField>& guest_fields();
 // The text entries of [guest] ({ value = "...", source = "..." }).
 struct GuestTextField {
@@ -68,14 +72,6 @@ struct GuestTextField {
 const std::vector<GuestTextField>& guest_text_fields();
 
 // The Recorded entries of one [[background]] table.
-struct BackgroundField {
-  const char* name;
-  Recorded BackgroundActivity::*member;
-  const char* unit;
-  double min;
-  double max;
-  const char* help;
-};
 const std::vector<BackgroundField>& background_fields();
 extern const std::vector<std::string> kBackgroundKinds;   // irq, softirq, kthread, steal, task
 extern const std::vector<std::string> kBackgroundScopes;  // per_cpu, system
