@@ -544,7 +544,12 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
                                 "include waiting for a CPU. Calibrate on an otherwise idle machine, or pass "
                                 "--allow-busy to calibrate anyway",
                                 load_line, opt.limits.refuse_pct));
-  if (res.verdict != LoadVerdict::Quiet)
+  if (res.verdict != LoadVerdict::Quiet && res.load_before.other_busy_pct <= opt.limits.warn_pct)
+    res.warnings.push_back(fmt::format("{}: the load average is above the CPU count but lags by a minute; the machine "
+                                       "was quiet over the sample. Rounds in which others kept more than {:.0f}% busy "
+                                       "are left out where possible",
+                                       load_line, opt.round_busy_pct));
+  else if (res.verdict != LoadVerdict::Quiet)
     res.warnings.push_back(fmt::format("CALIBRATED ON A BUSY MACHINE: {}; timings include waiting for a CPU, rounds "
                                        "in which others kept more than {:.0f}% busy are left out where possible",
                                        load_line, opt.round_busy_pct));
