@@ -126,6 +126,12 @@ struct Tunables {
 
 struct Noise {
   double jitter_cov = 0.0;  // coefficient of variation of each cost draw (0 = exact costs)
+  // ln: shape of the per-run cost factor F ~ lognormal(0, run_sigma), drawn once per run and
+  // multiplying every cost of the run (docs/variance.md S1); 0 = no per-run factor.
+  double run_sigma = 0.0;
+  // Start every CPU's tick at one phase drawn per run in [0, tick) instead of at t = 0 (a real
+  // benchmark starts at a random phase of the jiffy; docs/variance.md S4).
+  bool tick_phase = false;
   bool operator==(const Noise&) const = default;
 };
 
@@ -170,6 +176,9 @@ struct Guest {
   Recorded halted_wake_sigma;     // ln
   Recorded running_ipi_ns;        // IPI round trip to a running vCPU (membarrier expedited)
   Recorded running_ipi_sigma;     // ln
+  // bool: the host virtualises IPIs (Intel IPIv, AMD AVIC): sending to a running vCPU does not
+  // exit; a halted one is still woken by the host. Not visible to the guest: set by hand.
+  Recorded ipi_virtualization;
   bool operator==(const Guest&) const = default;
 };
 
@@ -183,6 +192,7 @@ struct BackgroundActivity {
   Recorded rate_hz;              // Hz: events per second (per CPU, or in all for "system")
   Recorded duration_ns;          // ns: median time one event takes the CPU away
   Recorded duration_sigma;       // ln: lognormal shape of the duration (0: always the median)
+  Recorded duration_max_ns;      // ns: the longest event the fit saw; draws stop there (optional)
   bool operator==(const BackgroundActivity&) const = default;
 };
 

@@ -102,6 +102,11 @@ const std::vector<Field>& fields() {
 
       Field{"noise", "jitter_cov", [](Machine& m) -> FieldRef { return &m.noise.jitter_cov; }, "ratio",
             0, kMaxJitterCov, "coefficient of variation of each cost draw (0 = exact costs)", {}},
+      Field{"noise", "run_sigma", [](Machine& m) -> FieldRef { return &m.noise.run_sigma; }, "ln", 0, 1,
+            "shape of the per-run cost factor lognormal(0, run_sigma), drawn once per run (0 = none; optional)", {},
+            true},
+      Field{"noise", "tick_phase", [](Machine& m) -> FieldRef { return &m.noise.tick_phase; }, "bool", 0, 1,
+            "every CPU's tick starts at one phase drawn per run instead of at t = 0 (optional)", {}, true},
   };
   return table;
 }
@@ -149,6 +154,8 @@ const std::vector<GuestField>& guest_fields() {
       {"running_ipi_ns", &Guest::running_ipi_ns, "ns", 0, kMaxCostNs,
        "IPI round trip to a running vCPU (send exit + delivery + handler + reply), median"},
       {"running_ipi_sigma", &Guest::running_ipi_sigma, "ln", 0, 10, "lognormal shape of running_ipi_ns"},
+      {"ipi_virtualization", &Guest::ipi_virtualization, "bool", 0, 1,
+       "the host virtualises IPIs (IPIv, AVIC): an IPI to a running vCPU does not exit (set by hand)"},
   };
   return table;
 }
@@ -169,6 +176,8 @@ const std::vector<BackgroundField>& background_fields() {
        "median time one event takes its CPU away from the running task"},
       {"duration_sigma", &BackgroundActivity::duration_sigma, "ln", 0, 10,
        "lognormal shape of the duration: sigma of ln(duration)"},
+      {"duration_max_ns", &BackgroundActivity::duration_max_ns, "ns", 0, kMaxCostNs,
+       "the longest event of the sample the distribution was fitted to: draws are cut there (optional)", true},
   };
   return table;
 }

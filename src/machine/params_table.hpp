@@ -24,6 +24,7 @@ struct Field {
   double max;
   const char* help;
   std::vector<int64_t> choices;  // if non-empty: the only accepted values (e.g. CONFIG_HZ)
+  bool optional = false;         // may be left out of a profile (then its default applies)
 
   std::string key() const { return std::string(table) + "." + name; }
 };
@@ -59,6 +60,7 @@ struct RecordedField {
   double min;
   double max;
   const char* help;
+  bool optional = false;  // may be absent (then unknown)
 };
 using GuestField = RecordedField<Guest>;
 using BackgroundField = RecordedField<BackgroundActivity>;

@@ -181,6 +181,7 @@ std::optional<Problem> check_background(const Machine& m) {
     for (const auto& f : detail::background_fields()) {
       const Recorded& r = a.*f.member;
       std::string key = fmt::format("background.{}.{}", a.name, f.name);
+      if (!r.known() && f.optional) continue;
       if (!r.known()) return Problem{fmt::format("{} is missing", key), at};
       if (auto p = range_problem(key, r.value, f.min, f.max, f.unit, at + "." + f.name)) return p;
     }
@@ -340,6 +341,7 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
     std::string label = fmt::format("[{}]", table);
     rd.reject_unknown(t, label, allowed);
     for (const Field* f : mine) {
+      if (f->optional && !t.get(f->name)) continue;
       const auto& n = rd.require(t, table, f->name, label);
       rd.read_ref(n, f->key(), f->ref(m));
     }
@@ -385,6 +387,7 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
       for (auto [k, p] : {std::pair{"name", &a.name}, std::pair{"kind", &a.kind}, std::pair{"scope", &a.scope}})
         *p = rd.get_string(rd.require(t, path, k, label), std::string("background.") + k);
       for (const auto& f : detail::background_fields()) {
+        if (f.optional && !t.get(f.name)) continue;
         const auto& n = rd.require(t, path, f.name, label);
         a.*f.member = rd.get_recorded(n, path + "." + f.name, fmt::format("background.{}.{}", a.name, f.name), f.unit);
       }
@@ -486,7 +489,28 @@ void apply_set(Machine& m, const std::string& assignment) {
 
   Machine copy = m;
   const std::string idle_prefix = "idle_state.";
-  if (key.rfind(idle_prefix, 0) == 0) {
+  const std::string guest_prefix = "guest.";
+  if (key.rfind(guest_prefix, 0) == 0) {
+    // A [guest] value: replaces what the probe recorded, its source saying so.
+    std::string field = key.substr(guest_prefix.size());
+    const detail::GuestField* f = nullptr;
+    std::vector<std::string> names;
+    for (const auto& x : detail::guest_fields()) {
+      names.push_back(x.name);
+      if (field == x.name) f = &x;
+    }
+    if (!f) fail(fmt::format("unknown [guest] key '{}' (keys: {})", field, join(names)));
+    if (!m.guest.present) fail(fmt::format("{} is not a virtual machine (the profile has no [guest] section)", m.name));
+    double v = 0;
+    if (std::string(f->unit) == "bool") {
+      bool b = false;
+      if (auto err = parse_value(value, &b); !err.empty()) fail(err);
+      v = b;
+    } else if (auto err = parse_value(value, &v); !err.empty()) {
+      fail(err);
+    }
+    copy.guest.*f->member = Recorded{v, "--set " + assignment};
+  } else if (key.rfind(idle_prefix, 0) == 0) {
     std::string rest = key.substr(idle_prefix.size());
     auto dot = rest.rfind('.');
     if (dot == std::string::npos) fail("expected idle_state.<NAME>.<field>");
@@ -511,7 +535,7 @@ void apply_set(Machine& m, const std::string& assignment) {
       for (const auto& f : detail::fields())
         if (key == f.name) hits.push_back(&f);
     if (hits.empty())
-      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, idle_state.<NAME>.*; "
+      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, guest.*, idle_state.<NAME>.*; "
                        "see `schedlab machines --params`)",
                        key));
     if (hits.size() > 1) {
@@ -643,7 +667,8 @@ std::string to_toml(const Machine& cm, const std::string& header_comment) {
     out += fmt::format("name = {}\nkind = {}\nscope = {}\n", toml_string(a.name), toml_string(a.kind),
                        toml_string(a.scope));
     for (const auto& f : detail::background_fields())
-      out += fmt::format("{} = {}\n", f.name, recorded(a.*f.member, f.unit));
+      if (!f.optional || (a.*f.member).known())
+        out += fmt::format("{} = {}\n", f.name, recorded(a.*f.member, f.unit));
   }
   return out;
 }

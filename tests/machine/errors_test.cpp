@@ -23,6 +23,15 @@ class machineErrors : public ::testing::Test {
     return top + text;
   }
 
+  // The good profile without its [noise] table (the header line and its keys).
+  std::string without_noise() {
+    std::string text = good;
+    size_t at = text.find("[noise]\n");
+    size_t end = text.find("\n[", at + 1);
+    text.erase(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+    return text;
+  }
+
   // Expects parse_profile(text) to fail with "bad.toml:<line>: ..." containing `what`.
   void expect_error(const std::string& text, int line, const std::string& what) {
     std::string msg = parse_error(text);
@@ -85,7 +94,7 @@ TEST_F(machineErrors, WrongTypes) {
   expect_error(text, line_of(text, "[costs]"), "TOML syntax error");  // [costs] redefines the key
   text = without_idle_states("idle_state = 3\n");
   expect_error(text, 1, "'idle_state' must be an array of tables ([[idle_state]]), not an integer");
-  text = "noise = 0.5\n" + replace(good, "[noise]\njitter_cov = 0.0", "");
+  text = "noise = 0.5\n" + without_noise();
   expect_error(text, 1, "'noise' must be a table, not a float");
 }
 
@@ -203,7 +212,7 @@ TEST_F(machineErrors, MissingKeysAndTables) {
   expect_error(text, line_of(text, "[tunables]"), "missing key 'idle_poll' in [tunables]");
   text = replace(good, "governor = \"menu\"", "");
   expect_error(text, line_of(text, "[machine]"), "missing key 'governor' in [machine]");
-  text = replace(good, "[noise]\njitter_cov = 0.0", "");
+  text = without_noise();
   expect_error(text, 0, "missing [noise] table");
   text = replace(good, "cores_per_llc = 2", "");
   expect_error(text, line_of(text, "[topology]"), "missing key 'cores_per_llc' in [topology]");

@@ -150,3 +150,43 @@ TEST(HostSections, UnknownKeysKindsAndScopes) {
   expect_error(with(replace(kBackground, "duration_sigma = { value = 0.4, unit = \"ln\", source = \"gap scan\" }\n", "")),
                "[[background]]", "missing key 'duration_sigma' in [[background]] #0");
 }
+
+TEST(HostSections, SetReplacesAGuestValueAndSaysSo) {
+  Machine m = parse_profile(with(kGuest), "host.toml");
+  apply_set(m, "guest.guest_halt_poll_ns=50000");
+  EXPECT_EQ(m.guest.guest_halt_poll_ns.value, 50000);
+  EXPECT_EQ(m.guest.guest_halt_poll_ns.source, "--set guest.guest_halt_poll_ns=50000");
+  apply_set(m, "guest.ipi_virtualization=true");
+  EXPECT_EQ(m.guest.ipi_virtualization.value, 1);
+  auto err = [](Machine mm, const std::string& a) {
+    try {
+      apply_set(mm, a);
+    } catch (const ProfileError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err(m, "guest.nope=1").find("unknown [guest] key 'nope'"), std::string::npos);
+  EXPECT_NE(err(m, "guest.guest_halt_poll_ns=-5").find("below the minimum"), std::string::npos);
+  EXPECT_NE(err(load_profile("tiny-4"), "guest.guest_halt_poll_ns=0").find("not a virtual machine"), std::string::npos);
+}
+
+TEST(HostSections, PerRunNoiseKeysAreOptional) {
+  // A profile written before the keys existed (host profiles of earlier calibrations).
+  std::string t = profile_text("tiny-4");
+  for (const char* key : {"\nrun_sigma = ", "\ntick_phase = "}) {
+    auto at = t.find(key);
+    ASSERT_NE(at, std::string::npos);
+    t.erase(at, t.find('\n', at + 1) - at);
+  }
+  Machine m = parse_profile(t, "old.toml");
+  EXPECT_EQ(m.noise.run_sigma, 0);
+  EXPECT_FALSE(m.noise.tick_phase);
+  auto at = t.find("[noise]\n");
+  ASSERT_NE(at, std::string::npos);
+  t.insert(at + 8, "run_sigma = 0.02\ntick_phase = true\n");
+  Machine n = parse_profile(t, "x.toml");
+  EXPECT_EQ(n.noise.run_sigma, 0.02);
+  EXPECT_TRUE(n.noise.tick_phase);
+  EXPECT_EQ(parse_profile(to_toml(n), "y.toml").noise, n.noise);
+}

@@ -130,8 +130,8 @@ TEST(machineProfile, ParamsCoverEveryField) {
                     p.key.rfind("noise.", 0) == 0;
     EXPECT_TRUE(prefixed);
   }
-  // 50 int64 costs + smt_pair_throughput, 7 tunables, 1 noise field (see struct Costs etc.).
-  EXPECT_EQ(ps.size(), 51u + 7u + 1u);
+  // 50 int64 costs + smt_pair_throughput, 7 tunables, 3 noise fields (see struct Costs etc.).
+  EXPECT_EQ(ps.size(), 51u + 7u + 3u);
   EXPECT_TRUE(keys.count("costs.ipi_send_ns"));
   EXPECT_TRUE(keys.count("costs.smt_pair_throughput"));
   EXPECT_TRUE(keys.count("tunables.hz"));
