@@ -81,6 +81,7 @@ struct ChangeInfo {
   HOOK(select_idle_cpu_done)                                                                     \
   HOOK(do_idle)                                                                                  \
   HOOK(cpuidle_select)                                                                           \
+  HOOK(cpuidle_poll_time)                                                                        \
   HOOK(cpuidle_exit)                                                                             \
   HOOK(do_idle_exit)                                                                             \
   HOOK(newidle_balance)                                                                          \
@@ -174,6 +175,8 @@ class Change {
   // cpuidle_idle_call(): the governor chose `state` (an index of the machine's idle states,
   // or their count for default_idle / idle=poll) and whether to stop the tick.
   virtual void on_cpuidle_select(Rq& /*rq*/, int& /*state*/, bool& /*stop_tick*/) {}
+  // cpuidle_poll_time(): the POLL state about to be entered polls at most `limit_ns`.
+  virtual void on_cpuidle_poll_time(Rq& /*rq*/, int64_t& /*limit_ns*/) {}
   // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup);
   // returns extra exit work.
   virtual int64_t on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) { return 0; }

@@ -301,6 +301,10 @@ int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
 
 int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset) {
   activate_task(k, rq, p);
+  if (p->background) {
+    rq.c.background_events++;
+    if (rq.nr_running >= 2) rq.c.background_overload++;
+  }
   if (k.sink) k.sink->sched_wakeup(k.now(), rq.cpu, k.info(p), rq.cpu);
   update_avg_idle_on_wakeup(k, rq);
   return wakeup_preempt(k, this_cpu, rq, p, offset);

@@ -101,7 +101,19 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   COUNTER(call_functions_run, "count", kJson, "call-functions executed")                         \
   COUNTER(ticks, "count", kJson, "sched_tick() calls")                                           \
   COUNTER(wasted_idle_ns, "ns", kJson,                                                           \
-          "idle while a runnable task waited in the same LLC (--check)")
+          "idle while a runnable task waited in the same LLC (--check)")                         \
+  COUNTER(guest_ipi_exits, "count", kJson,                                                       \
+          "IPIs whose send exited to the host (guest: PV send-IPI hypercall or ICR write)")      \
+  COUNTER(guest_halted_wakes, "count", kJson,                                                    \
+          "interrupts that found this vCPU halted: the host had to wake it")                     \
+  COUNTER(guest_halted_wake_ns, "ns", kJson,                                                     \
+          "... the time from each such interrupt to the vCPU running again")                     \
+  COUNTER(background_events, "count", kJson,                                                     \
+          "background activity on this CPU: interrupts, softirqs, task wake-ups, steal")         \
+  COUNTER(background_irq_ns, "ns", kJson, "time in background interrupts and softirqs")          \
+  COUNTER(background_overload, "count", kJson,                                                   \
+          "background task wake-ups that made nr_running >= 2 (sets rd->overload)")              \
+  COUNTER(steal_ns, "ns", kJson, "time the host ran something else on this busy vCPU")
 
 struct CpuCounters {
 #define SCHEDLAB_DECLARE_COUNTER(name, unit, show, meaning) int64_t name = 0;

@@ -360,6 +360,7 @@ void Cpu::deliver_irq(const Irq& in) {
       handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
+      if (guest_hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
       pending_irqs_.push_back(irq);
       if (k_->cpuidle[cpu_].polls_with_irqs_on) {
         // poll_idle() and cpu_idle_poll() spin with interrupts enabled: the handler runs inside
@@ -402,6 +403,11 @@ void Cpu::handle_irq(const Irq& irq, Resume then) {
 // need_resched by itself.
 void Cpu::push_irq_steps(const Irq& irq) {
   Kernel& k = *k_;
+  if (irq.kind == Irq::Steal) {  // no interrupt: the host does not run this vCPU for a while
+    rq_->c.steal_ns += irq.ns;
+    push_step(KernelPath::Steal, irq.ns);
+    return;
+  }
   enter_irq_ctx();
   push_step(KernelPath::Irq, k.cost(k.m.costs.ipi_entry_ns));
   switch (irq.kind) {
@@ -415,6 +421,12 @@ void Cpu::push_irq_steps(const Irq& irq) {
     case Irq::Tick:
       sched_tick(k, *rq_);
       break;
+    case Irq::Background:
+      rq_->c.background_irq_ns += irq.ns;
+      push_step(KernelPath::Irq, irq.ns);
+      break;
+    case Irq::Steal:
+      break;  // handled above
   }
   push_step(KernelPath::Irq, k.cost(k.m.costs.irq_exit_ns));
   exit_irq_ctx();

@@ -26,13 +26,18 @@ class Change;
 enum class Mode : uint8_t { Task, Kernel, Idle, Spin };
 
 struct Irq {
-  enum Kind : uint8_t { Ipi, Timer, Tick } kind = Ipi;
+  // Background: an interrupt or softirq of [[background]] (handler `ns`); Steal: the host runs
+  // something else on this busy vCPU for `ns`.
+  enum Kind : uint8_t { Ipi, Timer, Tick, Background, Steal } kind = Ipi;
   IpiKind ipi = IpiKind::Reschedule;
   Task* timer_task = nullptr;  // for Timer
   Time arrived;                // when it was raised on this CPU (set by deliver_irq())
+  int64_t ns = 0;              // for Background and Steal
+  bool host_woken = false;     // guest: the host already woke the halted vCPU for it
   static Irq of_ipi(IpiKind k) { return {Ipi, k, nullptr, {}}; }
   static Irq of_timer(Task* p) { return {Timer, IpiKind::Reschedule, p, {}}; }
   static Irq of_tick() { return {Tick, IpiKind::Reschedule, nullptr, {}}; }
+  static Irq of(Kind k, int64_t ns) { return {k, IpiKind::Reschedule, nullptr, {}, ns}; }
 };
 
 // Where a CPU continues when its kernel chain is done.

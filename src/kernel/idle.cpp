@@ -233,6 +233,7 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
       limit = std::min(limit, s.target_residency_ns);
       break;
     }
+    for (Change* c : k.hooks(Hook::cpuidle_poll_time)) c->on_cpuidle_poll_time(rq, limit);
     cpu.poll_deadline = k.now() + Time::ns(limit);
     k.ev.schedule(cpu.poll_limit, cpu.poll_deadline);
   }

@@ -3,6 +3,7 @@
 #include "kernel/kernel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "kernel/check.hpp"
@@ -74,21 +75,32 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     checker_ = std::make_unique<Checker>(*this);
     ev.set_after_each([this] { checker_->check(); });
   }
+  // docs/variance.md: the per-run cost factor (S1), the tick phase (S4), the guest (S3).
+  if (m.noise.run_sigma > 0) run_factor_ = std::exp(m.noise.run_sigma * rng.split("noise/run").normal());
+  if (m.noise.tick_phase) tick_phase_ns_ = static_cast<int64_t>(rng.split("tick/phase").below(tick_period_ns_));
+  guest.init(m, rng, n);
   // Every CPU starts in its idle loop at time 0.
   for (int cpu = 0; cpu < n; ++cpu) {
     tick_sched_timer_start(*this, cpu);
     do_idle(*this, rqs[cpu]);
   }
+  // [[background]] (S2); its kernel threads take low pids, the benchmark's tasks keep theirs.
+  if (!m.background.empty()) {
+    const int first_pid = next_pid_;
+    background_start(*this, background_);
+    next_pid_ = first_pid;
+  }
 }
 
 Kernel::~Kernel() = default;
 
+// The per-run factor (noise.run_sigma) times, with noise.jitter_cov, an independent draw.
 int64_t Kernel::cost(int64_t ns) {
   if (ns <= 0) return 0;
   double cov = m.noise.jitter_cov;
-  if (cov <= 0) return ns;
-  double factor = 1.0 + cov * cost_rng.normal();
-  if (factor < 0) factor = 0;
+  if (cov <= 0 && run_factor_ == 1.0) return ns;
+  double factor = run_factor_;
+  if (cov > 0) factor *= std::max(0.0, 1.0 + cov * cost_rng.normal());
   return static_cast<int64_t>(ns * factor + 0.5);
 }
 
@@ -216,10 +228,17 @@ void DeferredEvent::process() {
   const IpiKind kind_of_ipi = ipi;
   Change* const ch = change;
   const uint8_t ch_kind = change_kind;
+  const Irq held = irq;
   kern.recycle(*this);
   switch (what) {
-    case IpiArrival:
-      kern.cpus[c].deliver_irq(Irq::of_ipi(kind_of_ipi));
+    case IpiArrival: {
+      Irq i = Irq::of_ipi(kind_of_ipi);
+      i.host_woken = a != 0;
+      kern.cpus[c].deliver_irq(i);
+      return;
+    }
+    case HeldIrq:
+      kern.cpus[c].deliver_irq(held);
       return;
     case HrtimerExpiry: {
       // hrtimer expiry on the CPU the timer was armed on: the timer interrupt.

@@ -14,6 +14,7 @@
 #include "kernel/counters.hpp"
 #include "kernel/cpu.hpp"
 #include "kernel/features.hpp"
+#include "kernel/guest.hpp"
 #include "kernel/sched.hpp"
 #include "kernel/task.hpp"
 #include "kernel/topology.hpp"
@@ -64,15 +65,16 @@ struct SoftirqCpu {
 
 // A pooled one-shot event: IPI delivery, hrtimer expiry, csd unlock, a change's own (defer()).
 struct DeferredEvent final : sim::Event {
-  enum Kind : uint8_t { IpiArrival, HrtimerExpiry, CsdUnlocked, ChangeCall };
+  enum Kind : uint8_t { IpiArrival, HrtimerExpiry, CsdUnlocked, ChangeCall, HeldIrq };
   Kernel* k = nullptr;
   Kind kind = IpiArrival;
   IpiKind ipi = IpiKind::Reschedule;
   uint8_t change_kind = 0;  // ChangeCall: the change's kind
   int cpu = 0;
   Task* task = nullptr;
-  int64_t arg = 0;  // HrtimerExpiry: expiry (ns); ChangeCall: the change's
+  int64_t arg = 0;  // HrtimerExpiry: expiry (ns); ChangeCall: the change's; IpiArrival: host woke it
   Change* change = nullptr;  // ChangeCall
+  Irq irq;                   // HeldIrq: an interrupt a halted or stolen vCPU takes late
   void process() override;
 };
 
@@ -125,9 +127,13 @@ class Kernel {
   int64_t remote_read(Distance d) const { return remote_read_ns_[static_cast<int>(d)]; }
   int dist(int a, int b) const { return static_cast<int>(topo.distance(a, b)); }
   int64_t tick_period_ns() const { return tick_period_ns_; }
-  int64_t jiffies() const { return now().count() / tick_period_ns_; }
+  // Ticks so far: the tick fires at tick_phase_ns() + n periods (noise.tick_phase; else 0).
+  int64_t jiffies() const {
+    return (now().count() + (tick_period_ns_ - tick_phase_ns_) % tick_period_ns_) / tick_period_ns_;
+  }
   // A kernel thread of the kernel itself (ksoftirqd/N), bound to `cpu`, created asleep.
   Task* create_kthread(std::string comm, std::unique_ptr<Behavior> b, int cpu);
+  int next_kthread_pid() { return next_kthread_pid_++; }  // a low pid for a kernel-side task
   trace::TaskInfo info(const Task* t) const { return {t->pid, t->comm, t->prio()}; }
   // One-shot events from the pool.
   DeferredEvent& deferred(DeferredEvent::Kind kind, int cpu, Task* task = nullptr,
@@ -163,6 +169,11 @@ class Kernel {
   ForkScratch fork_scratch;
   std::vector<Task*> ttwu_batch;
   std::vector<Csd> csd_batch;
+  GuestModel guest;  // [guest]: the VM exits of a KVM guest (guest.hpp)
+  // The per-run cost factor (noise.run_sigma; 1 without it).
+  double cost_factor() const { return run_factor_; }
+  // The tick's phase in this run (noise.tick_phase; 0 without it).
+  int64_t tick_phase_ns() const { return tick_phase_ns_; }
 
  private:
   friend class Api;
@@ -179,6 +190,9 @@ class Kernel {
   std::vector<DeferredEvent*> free_deferred_;
   int64_t remote_read_ns_[5] = {};
   int64_t tick_period_ns_ = 0;
+  double run_factor_ = 1.0;
+  int64_t tick_phase_ns_ = 0;
+  std::vector<std::unique_ptr<BackgroundSource>> background_;
   int next_pid_ = 1000;
   int next_kthread_pid_ = 2;  // the kernel's own threads (kthreadd is 2) keep low pids
   std::vector<int> default_affinity_;

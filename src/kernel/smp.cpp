@@ -7,21 +7,24 @@
 namespace schedlab::kernel {
 
 // Sends an IPI `offset` ns into the sender's current kernel work (the APIC ICR write). Returns
-// the sender's cost.
+// the sender's cost. On a guest the send is a VM exit (guest.hpp).
 int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
-  int64_t send = k.cost(k.m.costs.ipi_send_ns);
+  int64_t send = k.guest.on ? guest_ipi_send_ns(k, from, to) : k.cost(k.m.costs.ipi_send_ns);
   ipi_raised(k, from, to, kind, k.now() + Time::ns(offset + send));
   return send;
 }
 
 // The IPI leaves the sender at `t` (its ICR write done) and arrives after the latency for the
-// distance.
+// distance; on a guest a halted target waits for the host to wake it (guest.hpp).
 void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
-  int64_t lat = k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
+  bool host_woken = false;
+  int64_t lat = k.guest.on ? guest_ipi_latency_ns(k, from, to, t, host_woken)
+                           : k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
   k.rqs[from].c.ipi_sent[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_raise(t, from, to, kind);
   DeferredEvent& e = k.deferred(DeferredEvent::IpiArrival, to);
   e.ipi = kind;
+  e.arg = host_woken;
   k.ev.schedule(e, t + Time::ns(lat));
 }
 

@@ -33,6 +33,7 @@ struct Task {
   int rt_prio = 0;           // 1..99 for SCHED_FIFO
   int nr_cpus_allowed = 0;   // p->nr_cpus_allowed
   bool kernel_thread = false;  // one of the kernel's own threads (ksoftirqd), not the workload's
+  bool background = false;   // a [[background]] kernel thread or task, not the benchmark's
 
   // EEVDF entity
   int64_t vruntime = 0;

@@ -8,8 +8,11 @@ namespace schedlab::kernel {
 void tick_sched_timer_start(Kernel& k, int cpu) {
   CpuEvent& t = k.cpus[cpu].tick;
   if (t.scheduled()) return;
+  // The next jiffy boundary after now, the boundaries offset by the run's phase.
   int64_t period = k.tick_period_ns();
-  int64_t next = (k.now().count() / period + 1) * period;
+  int64_t since = k.now().count() - k.tick_phase_ns();
+  int64_t q = since >= 0 ? since / period : -((-since + period - 1) / period);
+  int64_t next = (q + 1) * period + k.tick_phase_ns();
   k.ev.schedule(t, Time::ns(next));
 }
 

@@ -19,6 +19,7 @@ const char* kernel_path_name(KernelPath p) {
     case KernelPath::Irq: return "irq";
     case KernelPath::Softirq: return "softirq";
     case KernelPath::NohzIdleBalance: return "nohz_idle_balance";
+    case KernelPath::Steal: return "steal";
     case KernelPath::Syscall: return "syscall";
   }
   return "?";

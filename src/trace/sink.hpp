@@ -40,6 +40,7 @@ enum class KernelPath : uint8_t {
   Irq,             // interrupt entry and irq_exit()
   Softirq,         // __do_softirq() (softirq handlers: SCHED_SOFTIRQ's balancing)
   NohzIdleBalance, // _nohz_idle_balance() from nohz_run_idle_balance() (blocked-load update)
+  Steal,           // the host ran something else on this vCPU (steal time)
   Syscall,         // pipe/socket/futex syscall work inside a task
 };
 const char* kernel_path_name(KernelPath p);

@@ -1,0 +1,128 @@
+// HALTPOLL_GOVERNOR: the cpuidle haltpoll governor (Marcelo Tosatti, "cpuidle: add haltpoll
+// governor", v5.4, drivers/cpuidle/governors/haltpoll.c), used when the profile's
+// machine.governor is "haltpoll" (the cpuidle-haltpoll driver of KVM guests: state 0 POLL, state
+// 1 halt). Instead of predicting like menu it keeps a per-CPU poll window, poll_limit_ns, from 0:
+// with no window it halts (and lets the tick stop); after a halt it polls up to the window; a
+// poll that ran out of its window halts next. After every halt the window grows when the halt
+// was short (a wake-up came soon after the CPU gave up polling) and shrinks when it was longer
+// than guest_halt_poll_ns. The parameters are the profile's [guest] guest_halt_poll_* (what
+// `schedlab host probe` read from /sys/module/haltpoll/parameters), else the kernel defaults.
+// Without it (NO_HALTPOLL_GOVERNOR) menu stands in for every governor, as before.
+#include "kernel/changes/haltpoll_governor.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernel/kernel.hpp"
+
+namespace schedlab::kernel {
+
+HaltpollParams haltpoll_defaults() {
+  // module_param defaults in drivers/cpuidle/governors/haltpoll.c (docs/sources.md HALTPOLL).
+  return {200000, 2, 50000, 2, true};
+}
+
+HaltpollParams haltpoll_params(const machine::Machine& m) {
+  HaltpollParams p = haltpoll_defaults();
+  const machine::Guest& g = m.guest;
+  if (!g.present) return p;
+  auto take = [](const machine::Recorded& r, int64_t& out) {
+    if (r.known()) out = static_cast<int64_t>(r.value);
+  };
+  take(g.guest_halt_poll_ns, p.guest_halt_poll_ns);
+  take(g.guest_halt_poll_grow, p.guest_halt_poll_grow);
+  take(g.guest_halt_poll_grow_start, p.guest_halt_poll_grow_start);
+  take(g.guest_halt_poll_shrink, p.guest_halt_poll_shrink);
+  if (g.guest_halt_poll_allow_shrink.known()) p.guest_halt_poll_allow_shrink = g.guest_halt_poll_allow_shrink.value != 0;
+  return p;
+}
+
+int64_t haltpoll_adjust_poll_limit(int64_t limit, int64_t block_ns, const HaltpollParams& p, int& change) {
+  change = 0;
+  if (block_ns > limit && block_ns <= p.guest_halt_poll_ns) {
+    int64_t v = limit * p.guest_halt_poll_grow;
+    v = std::min(std::max(v, p.guest_halt_poll_grow_start), p.guest_halt_poll_ns);
+    change = v != limit ? 1 : 0;
+    return v;
+  }
+  if (block_ns > p.guest_halt_poll_ns && p.guest_halt_poll_allow_shrink) {
+    int64_t v = p.guest_halt_poll_shrink == 0 ? 0 : limit / p.guest_halt_poll_shrink;
+    if (v < p.guest_halt_poll_grow_start) v = 0;
+    change = v != limit ? -1 : 0;
+    return v;
+  }
+  return limit;
+}
+
+namespace {
+
+class HaltpollGovernor final : public Change {
+ public:
+  enum Counter { kGrow, kShrink, kPollTimeout };
+  static constexpr int kPoll = 0, kHalt = 1;  // the cpuidle-haltpoll driver's states
+
+  HaltpollGovernor(Kernel& k, const ChangeType& t)
+      : Change(k, t), active_(k.m.governor == "haltpoll" && k.m.idle_states.size() >= 2),
+        p_(haltpoll_params(k.m)), cpu_(k.nr_cpus()) {}
+
+  static ChangeInfo info() {
+    return {"HALTPOLL_GOVERNOR",
+            true,
+            "the haltpoll cpuidle governor where machine.governor = haltpoll: poll up to an adaptive "
+            "per-CPU window (guest_halt_poll_ns), then halt; off: menu stands in",
+            "drivers/cpuidle/governors/haltpoll.c (Marcelo Tosatti, cpuidle: add haltpoll governor, v5.4); "
+            "arm64: [PATCH v6 00/10] Enable haltpoll on arm64 (20240726201332.626395-1-ankur.a.arora@oracle.com)",
+            {{"haltpoll_grow", "count", "poll windows grown after a short halt", true},
+             {"haltpoll_shrink", "count", "poll windows shrunk after a long halt", true},
+             {"haltpoll_poll_timeout", "count", "polls that ran out of their window (then halt)"}},
+            {}};
+  }
+
+  // haltpoll_select()
+  void on_cpuidle_select(Rq& rq, int& state, bool& stop_tick) override {
+    if (!active_) return;
+    PerCpu& s = cpu_[rq.cpu];
+    const bool poll_usable = !k.m.idle_states[kPoll].disabled && k.m.idle_states[kPoll].polling;
+    stop_tick = true;  // cpuidle_idle_call()'s default; the governor clears it when polling
+    if (s.poll_limit_ns == 0 || !poll_usable) {
+      state = kHalt;
+    } else if (s.last_state == kPoll && k.cpuidle[rq.cpu].poll_time_limit) {
+      state = kHalt;  // no event in the poll window: halt
+      counter(rq, kPollTimeout)++;
+    } else {
+      state = kPoll;  // after a halt, or a poll ended by an event: poll again
+      stop_tick = false;
+    }
+    s.last_state = state;
+  }
+
+  // cpuidle_poll_time(): the window, once there is one.
+  void on_cpuidle_poll_time(Rq& rq, int64_t& limit_ns) override {
+    if (active_ && cpu_[rq.cpu].poll_limit_ns > 0) limit_ns = cpu_[rq.cpu].poll_limit_ns;
+  }
+
+  // haltpoll_reflect(): after a halt, adjust_poll_limit() with its residency.
+  int64_t on_cpuidle_exit(Rq& rq, int state, const Irq*) override {
+    if (!active_ || state != kHalt) return 0;
+    PerCpu& s = cpu_[rq.cpu];
+    int64_t block = (k.now() - k.cpuidle[rq.cpu].entered).count();
+    int change = 0;
+    s.poll_limit_ns = haltpoll_adjust_poll_limit(s.poll_limit_ns, block, p_, change);
+    if (change > 0) counter(rq, kGrow)++;
+    if (change < 0) counter(rq, kShrink)++;
+    return 0;
+  }
+
+ private:
+  struct PerCpu {
+    int64_t poll_limit_ns = 0;  // dev->poll_limit_ns
+    int last_state = -1;        // dev->last_state_idx
+  };
+  const bool active_;
+  const HaltpollParams p_;
+  std::vector<PerCpu> cpu_;
+};
+SCHEDLAB_REGISTER_CHANGE(HaltpollGovernor);
+
+}  // namespace
+}  // namespace schedlab::kernel
