@@ -353,15 +353,6 @@ ValidationReport validate(const ValidateOptions& opt) {
                                      la, r.nr_online_cpus));
   if (r.profile_kind.rfind("calibrated", 0) != 0)
     r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
-  if (m.guest.present || !m.background.empty())
-    r.warnings.push_back(fmt::format("the profile records {}, which the kernel model does not use yet "
-                                     "(docs/variance.md): the simulated side has no VM exits, haltpoll, steal or "
-                                     "background activity",
-                                     m.guest.present && !m.background.empty()
-                                         ? "a " + m.guest.hypervisor.value + " guest ([guest]) and background activity "
-                                                                             "([[background]])"
-                                     : m.guest.present ? "a " + m.guest.hypervisor.value + " guest ([guest])"
-                                                       : "background activity ([[background]])"));
   const auto t0 = std::chrono::steady_clock::now();
 
   for (size_t i = 0; i < cases.size(); ++i) {

@@ -383,6 +383,9 @@ BackgroundResult background_from(const BackgroundInput& in) {
     act.duration_ns = rec(have_short ? std::round(sd.p50) : 0, dur_src);
     act.duration_sigma = rec(have_short ? round_to(sd.sigma, 0.001) : 0, have_short ? "lognormal sigma of the same gaps"
                                                                                     : "not measured");
+    if (have_short)
+      act.duration_max_ns = rec(std::round(*std::max_element(short_gaps.begin(), short_gaps.end())),
+                                "the longest of the same gaps");
     r.activities.push_back(act);
   }
   if (softirq_total > 0) r.notes.push_back(fmt::format("softirqs in the idle phase: {}", softirq_list));
@@ -439,6 +442,8 @@ BackgroundResult background_from(const BackgroundInput& in) {
     act.duration_ns = rec(std::round(d.p50), fmt::format("{}: median of those gaps (p10 {:.0f}, p90 {:.0f} ns)",
                                                          scan_src, d.p10, d.p90));
     act.duration_sigma = rec(round_to(d.sigma, 0.001), "lognormal sigma of the same gaps");
+    act.duration_max_ns = rec(std::round(*std::max_element(long_gaps.begin(), long_gaps.end())),
+                              "the longest of the same gaps");
     r.activities.push_back(act);
   }
   return r;

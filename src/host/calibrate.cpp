@@ -1016,6 +1016,21 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
           r.background.tick_sigma);
   }
 
+  // The per-run factor (docs/variance.md S1): the spread of the single-CPU loops between rounds
+  // is what changes from one run to the next but not within one; and a run starts at a random
+  // phase of the tick (S4).
+  if (r.rounds >= 5 && r.round_spread > 0) {
+    double sigma = std::round(r.round_spread * 1000) / 1000;  // for small spreads CoV = sigma
+    m.noise.run_sigma = sigma;
+    CostUpdate u;
+    u.key = "noise.run_sigma";
+    u.fvalue = sigma;
+    u.formula = fmt::format("between-round spread of the single-CPU loops over {} rounds (median robust CoV)",
+                            r.rounds);
+    out.push_back(u);
+  }
+  m.noise.tick_phase = true;
+
   // switch_mm: two processes pay it on every switch, two threads never.
   if (auto pr = get("pipe_rtt_same_cpu_process"), th = get("pipe_rtt_same_cpu"); pr && th) {
     double v = (pr->value_ns - th->value_ns) / 2;
@@ -1164,7 +1179,8 @@ std::vector<std::string> calibration_header(const CalibrationResult& r, const st
   h.push_back("Costs MEASURED (all other costs keep the base profile's defaults; guest.* are in [guest]):");
   for (auto& u : updates)
     h.push_back(fmt::format("  {} = {}  (spread {:.1f}%){}  <- {}", u.key,
-                            u.key.rfind("guest.", 0) == 0 ? fmt::format("{}", u.fvalue) : std::to_string(u.value),
+                            u.key.rfind("guest.", 0) == 0 || u.key.rfind("noise.", 0) == 0 ? fmt::format("{}", u.fvalue)
+                                                                                 : std::to_string(u.value),
                             100 * u.cov, u.floored ? " ADJUSTED" : "", u.formula));
   if (r.have_background) {
     h.push_back(fmt::format("Background activity ({} [[background]] table(s) below; docs/variance.md):",

@@ -80,7 +80,9 @@ TEST(Calibrate, MapsOntoCosts) {
   for (auto& u : updates) {
     EXPECT_GE(u.value, 0) << u.key;
     EXPECT_LT(u.value, 1000000000) << u.key;
-    EXPECT_TRUE(u.key.rfind("costs.", 0) == 0 || (u.key.rfind("guest.", 0) == 0 && m.guest.present)) << u.key;
+    EXPECT_TRUE(u.key.rfind("costs.", 0) == 0 || (u.key.rfind("guest.", 0) == 0 && m.guest.present) ||
+                (u.key == "noise.run_sigma" && r.rounds >= 5 && m.noise.run_sigma == u.fvalue))
+        << u.key;
   }
   auto h = host::calibration_header(r, updates);
   EXPECT_GT(h.size(), updates.size());
@@ -236,4 +238,23 @@ TEST(Calibrate, RefusesOnABusyMachineUnlessAllowed) {
   for (auto& w : r.warnings) loud |= w.rfind("CALIBRATED ON A BUSY MACHINE", 0) == 0;
   EXPECT_TRUE(loud);
   EXPECT_LT(r.elapsed_s, 30.0);  // the budget bounds the rounds (a batch may overrun it)
+}
+
+TEST(Calibrate, PerRunNoiseFromTheBetweenRoundSpread) {
+  // docs/variance.md S1/S4: the spread between rounds becomes noise.run_sigma (enough rounds to
+  // tell), and every calibrated profile starts its runs at a random tick phase.
+  host::CalibrationResult r;
+  r.rounds = 30;
+  r.round_spread = 0.0183;
+  machine::Machine m;
+  auto u = host::apply_calibration(m, r);
+  EXPECT_DOUBLE_EQ(m.noise.run_sigma, 0.018);
+  EXPECT_TRUE(m.noise.tick_phase);
+  bool listed = false;
+  for (auto& x : u) listed |= x.key == "noise.run_sigma" && x.fvalue == 0.018;
+  EXPECT_TRUE(listed);
+  r.rounds = 3;  // a quick calibration: too few rounds for a spread
+  machine::Machine q;
+  host::apply_calibration(q, r);
+  EXPECT_EQ(q.noise.run_sigma, 0);
 }
