@@ -46,6 +46,10 @@ bool vcpu_halted(const Kernel& k, int cpu) {
   return !k.m.tunables.idle_poll;  // default_idle (HLT) or idle=poll
 }
 
+int64_t ipi_send_cost(Kernel& k, int from, int to) {
+  return k.guest.on ? guest_ipi_send_ns(k, from, to) : k.cost(k.m.costs.ipi_send_ns);
+}
+
 // G2: without IPI virtualisation every send exits (KVM_HC_SEND_IPI with pv_send_ipi, else the
 // x2APIC ICR write); the model sends to one target at a time, so the two cost the same here.
 int64_t guest_ipi_send_ns(Kernel& k, int from, int to) {

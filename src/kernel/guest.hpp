@@ -47,6 +47,8 @@ struct GuestModel {
 
 // Is this vCPU halted: in an idle state that does not poll (HLT exits to the host)?
 bool vcpu_halted(const Kernel& k, int cpu);
+// The sender's cost of one IPI (the ICR write): costs.ipi_send_ns, or on a guest the VM exit below.
+int64_t ipi_send_cost(Kernel& k, int from, int to);
 // The sender's cost of one IPI to `to` on a guest (a VM exit unless IPIs are virtualised and
 // the target runs); counts guest_ipi_exits.
 int64_t guest_ipi_send_ns(Kernel& k, int from, int to);

@@ -9,7 +9,7 @@ namespace schedlab::kernel {
 // Sends an IPI `offset` ns into the sender's current kernel work (the APIC ICR write). Returns
 // the sender's cost. On a guest the send is a VM exit (guest.hpp).
 int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
-  int64_t send = k.guest.on ? guest_ipi_send_ns(k, from, to) : k.cost(k.m.costs.ipi_send_ns);
+  int64_t send = ipi_send_cost(k, from, to);
   ipi_raised(k, from, to, kind, k.now() + Time::ns(offset + send));
   return send;
 }
@@ -153,18 +153,18 @@ void smp_call_function_single_step(Kernel& k, int cpu_id, StepDone what) {
       if (try_polling(k, cpu_id, to))
         next(k.remote_read(cpu_id, to), StepDone::CsdPrepIpi);
       else
-        next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+        next(ipi_send_cost(k, cpu_id, to), StepDone::CsdIpi);
       return;
     }
     case StepDone::CsdPrepIpi:
       if (!t.polling) {
-        next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+        next(ipi_send_cost(k, cpu_id, to), StepDone::CsdIpi);
       } else if (!t.need_resched && !t.notify_ipi) {
         next(k.remote_read(cpu_id, to), StepDone::CsdKick);
       }
       return;  // polling and the flag already set: the CPU is leaving its idle loop
     case StepDone::CsdKick:
-      if (!set_nr_if_polling(k, cpu_id, t, 0)) next(k.cost(k.m.costs.ipi_send_ns), StepDone::CsdIpi);
+      if (!set_nr_if_polling(k, cpu_id, t, 0)) next(ipi_send_cost(k, cpu_id, to), StepDone::CsdIpi);
       return;
     case StepDone::CsdIpi:
       ipi_raised(k, cpu_id, to, IpiKind::CallFunctionSingle, k.now());
