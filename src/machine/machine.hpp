@@ -38,6 +38,9 @@ struct Topology {
   bool operator==(const Topology&) const = default;
 };
 
+// CPUIDLE_STATE_MAX (include/linux/cpuidle.h): a cpuidle driver has at most this many states.
+inline constexpr size_t kMaxIdleStates = 10;
+
 // One cpuidle state, with the name the machine's cpuidle driver gives it.
 struct IdleState {
   std::string name;             // "POLL", "C1", "C1E", "C6", "WFI", ...

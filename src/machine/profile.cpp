@@ -96,6 +96,10 @@ std::optional<Problem> check_topology(const Topology& t) {
 std::optional<Problem> check_idle_states(const Machine& m) {
   if (m.idle_states.empty())
     return Problem{"no idle states (add at least one [[idle_state]] table)", "idle_state"};
+  if (m.idle_states.size() > kMaxIdleStates)
+    return Problem{fmt::format("{} idle states; the kernel allows at most {} (CPUIDLE_STATE_MAX)",
+                               m.idle_states.size(), kMaxIdleStates),
+                   fmt::format("idle_state[{}]", kMaxIdleStates)};
   std::set<std::string> seen;
   for (size_t i = 0; i < m.idle_states.size(); ++i) {
     IdleState s = m.idle_states[i];
