@@ -229,12 +229,12 @@ std::vector<ValidationCase> validation_cases(bool quick) {
 }
 
 ValidationReport validate(const ValidateOptions& opt) {
-  if (opt.runs < 1) throw std::invalid_argument(fmt::format("--runs must be at least 1 (got {})", opt.runs));
+  if (opt.runs < 1) throw SpecError(fmt::format("--runs must be at least 1 (got {})", opt.runs));
   std::vector<ValidationCase> cases;
   for (auto& c : validation_cases(opt.quick))
     if (opt.only.empty() || c.name.find(opt.only) != std::string::npos || command_of(c).find(opt.only) != std::string::npos)
       cases.push_back(c);
-  if (cases.empty()) throw std::invalid_argument(fmt::format("no validation case matches '{}'", opt.only));
+  if (cases.empty()) throw SpecError(fmt::format("no validation case matches '{}'", opt.only));
   // Fail on input errors (no host profile, bad --set, tool not installed) before running anything.
   RunSpec spec;
   spec.machine = opt.machine;
