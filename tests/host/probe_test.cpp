@@ -282,3 +282,92 @@ TEST(WriteFileAtomic, WritesAndReplaces) {
   fs::remove_all(dir);
   EXPECT_THROW(host::write_file_atomic("/proc/schedlab-no/x", "a"), host::HostError);
 }
+
+// A repeated state name (sysfs does not forbid it) would make an invalid profile, reported
+// against a file never written: the probe keeps both, renames the second and says where.
+TEST(Probe, DuplicateIdleStateNameIsRenamedWithAWarning) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "cpu0/cpuidle/state2/name", "C1");
+  auto r = probe_sysfs(t.root());
+  ASSERT_EQ(r.machine.idle_states.size(), 4u);
+  EXPECT_EQ(r.machine.idle_states[1].name, "C1");
+  EXPECT_EQ(r.machine.idle_states[2].name, "C1-state2");
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state2 is named 'C1' like an earlier state; calling it 'C1-state2'"));
+  host::apply_base(r.machine, machine::load_profile("tiny-4"));
+  EXPECT_NO_THROW(machine::parse_profile(machine::to_toml(r.machine), "host.toml"));
+}
+
+TEST(Probe, NegativeLatencyIsReadAsZeroWithAWarning) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "cpu0/cpuidle/state1/latency", "-5");
+  t.write(kCpu + "cpu0/cpuidle/state1/residency", "-7");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.idle_states[1].exit_latency_ns, 0);
+  EXPECT_EQ(r.machine.idle_states[1].target_residency_ns, 0);
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state1/latency (C1) is negative (-5); using 0"));
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state1/residency (C1) is negative (-7); using 0"));
+  auto ok = probe_sysfs(kFixtures + "sysfs-2s-smt");
+  EXPECT_FALSE(has_warning(ok, "negative"));
+}
+
+TEST(Probe, AtMostTenIdleStates) {
+  TreeCopy t("sysfs-2s-smt");
+  for (int n = 4; n < 12; ++n) {  // states 4..11: twelve in all
+    std::string d = kCpu + "cpu0/cpuidle/state" + std::to_string(n) + "/";
+    t.write(d + "name", "X" + std::to_string(n));
+    t.write(d + "desc", "MWAIT 0x60");
+    t.write(d + "latency", "200");
+    t.write(d + "residency", "600");
+  }
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.idle_states.size(), machine::kMaxIdleStates);
+  EXPECT_EQ(r.machine.idle_states.back().name, "X9");
+  EXPECT_TRUE(has_warning(r, "more than 10 states (CPUIDLE_STATE_MAX); state10 (X10) and later are ignored"));
+}
+
+// 8 sockets x 256 cores x SMT2, 16 cores per LLC (4096 CPUs, numbered as x86 servers are): the
+// probe's grouping is linear in the CPU count (it was CPUs x LLC members x CPUs; timing is in
+// `make bench`, BM_HostProbe). The 20 000 small files go to /dev/shm where there is one.
+TEST(Probe, LargeMachine4096Cpus) {
+  const int sockets = 8, cores = 256, threads = 2, per_llc = 16, total_cores = sockets * cores;
+  std::error_code ec;
+  fs::path base = fs::is_directory("/dev/shm", ec) && access("/dev/shm", W_OK) == 0 ? fs::path("/dev/shm")
+                                                                                  : fs::temp_directory_path();
+  fs::path root = base / ("schedlab-probe-4096-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  const fs::path cpu_dir = root / kCpu;
+  auto put = [](const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text << "\n";
+  };
+  for (int cpu = 0; cpu < total_cores * threads; ++cpu) {
+    int core = cpu % total_cores, socket = core / cores, llc_first = core / per_llc * per_llc;
+    fs::path d = cpu_dir / ("cpu" + std::to_string(cpu));
+    put(d / "topology/physical_package_id", std::to_string(socket));
+    put(d / "topology/core_cpus_list", std::to_string(core) + "," + std::to_string(core + total_cores));
+    put(d / "cache/index3/level", "3");
+    put(d / "cache/index3/type", "Unified");
+    std::vector<int> llc;
+    for (int th = 0; th < threads; ++th)
+      for (int c = llc_first; c < llc_first + per_llc; ++c) llc.push_back(th * total_cores + c);
+    put(d / "cache/index3/shared_cpu_list", host::format_cpu_list(llc));
+  }
+  put(cpu_dir / "online", "0-4095");
+  put(cpu_dir / "cpuidle/current_driver", "intel_idle");
+  put(cpu_dir / "cpuidle/current_governor", "menu");
+  put(cpu_dir / "cpu0/cpuidle/state0/name", "POLL");
+  put(cpu_dir / "cpu0/cpuidle/state0/latency", "0");
+  put(cpu_dir / "cpu0/cpuidle/state0/residency", "0");
+  put(root / "proc/sys/kernel/arch", "x86_64");
+  auto r = probe_sysfs(root.string());
+  fs::remove_all(root);
+  const auto& t = r.machine.topo;
+  EXPECT_EQ(t.sockets, sockets);
+  EXPECT_EQ(t.cores_per_socket, cores);
+  EXPECT_EQ(t.threads_per_core, threads);
+  EXPECT_EQ(t.cores_per_llc, per_llc);
+  EXPECT_EQ(t.nr_cpus(), 4096);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(r.numbering_matches);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
