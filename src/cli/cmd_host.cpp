@@ -5,26 +5,29 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "host/bench.hpp"
 #include "host/calibrate.hpp"
 #include "host/probe.hpp"
+#include "io/output.hpp"
 #include "machine/machine.hpp"
 
 namespace schedlab::cli {
 namespace {
 
 struct HostArgs {
-  std::string output;
+  std::optional<std::string> output;
   std::string sysfs_root = "/";
   std::string base = "tiny-4";
   bool quick = false;
   int runs = 5;
-  std::vector<std::string> command;
+  std::vector<std::string> positional;
 };
 
 std::string when_and_where() {
@@ -61,15 +64,34 @@ std::string topo_summary(const machine::Machine& m) {
                      m.cpuidle_driver.empty() ? "no cpuidle driver" : m.cpuidle_driver);
 }
 
+// The profile to write: -o, else the default host profile, whose directory
+// ($XDG_CONFIG_HOME/schedlab) is created if missing. Checked before anything is probed or measured.
+std::string profile_output(const HostArgs& a) {
+  std::string out = a.output ? *a.output : host::default_host_profile_path();
+  if (!a.output) {
+    std::filesystem::path dir = std::filesystem::path(out).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) throw UsageError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+  }
+  io::check_output_path({"--output", out, true});
+  return out;
+}
+
 // Serialises m, checks that it loads back, then writes it atomically.
 void write_profile(const machine::Machine& m, const std::vector<std::string>& header, const std::string& path) {
   std::string text = machine::to_toml(m, join_lines(header));
-  machine::parse_profile(text, path);  // throws ProfileError if we produced something invalid
-  host::write_file_atomic(path, text);
+  try {
+    // Named for what it is: the file at `path` is not written when this fails.
+    machine::parse_profile(text, "(profile from sysfs)");
+  } catch (const machine::ProfileError& e) {
+    throw host::HostError(fmt::format("{}; nothing written to {}", e.what(), path));
+  }
+  io::write_file_atomic("--output", path, text);
 }
 
 void run_probe(const HostArgs& a) {
-  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  std::string out = profile_output(a);
   auto r = probe_with_base(a);
   warn_all(r.warnings);
   auto header = host::probe_header(r, a.base);
@@ -80,7 +102,7 @@ void run_probe(const HostArgs& a) {
 }
 
 void run_calibrate(const HostArgs& a) {
-  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  std::string out = profile_output(a);
   auto r = probe_with_base(a);
   warn_all(r.warnings);
   host::CalibrateOptions opt;
@@ -117,14 +139,16 @@ void run_calibrate(const HostArgs& a) {
 
 void run_bench(const HostArgs& a) {
   if (a.runs < 1) throw UsageError(fmt::format("--runs must be at least 1 (got {})", a.runs));
-  host::identify_benchmark(a.command);  // fail before running anything
+  const std::vector<std::string> command = benchmark_command(a.positional);
+  host::identify_benchmark(command);  // fail before running anything
+  if (a.output) io::check_output_path({"--output", *a.output, true});
   // With `--output -` the samples file goes to stdout, so progress goes to stderr.
   struct Progress {
     FILE* to;
     int total;
   } progress{a.output == "-" ? stderr : stdout, a.runs};
   auto r = host::run_real_benchmark(
-      a.command, a.runs,
+      command, a.runs,
       [](int i, const host::BenchRun& run, void* ctx) {
         auto* p = static_cast<Progress*>(ctx);
         fmt::print(p->to, "run {}/{}: {}\n", i + 1, p->total, run.result_line);
@@ -137,19 +161,9 @@ void run_bench(const HostArgs& a) {
   fmt::print(progress.to, "{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description,
              r.spec.metric, sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
   std::fflush(progress.to);
-  if (!a.output.empty()) {
-    host::write_file_atomic(a.output, host::format_samples_file(r));
-    if (a.output != "-") fmt::print("wrote {} ({} samples)\n", a.output, s.size());
-  }
-}
-
-// Runs f, turning host-layer input errors into usage errors (exit 2).
-template <class F>
-void guarded(F f) {
-  try {
-    f();
-  } catch (const host::HostError& e) {
-    throw UsageError(e.what());
+  if (a.output) {
+    io::write_file_atomic("--output", *a.output, host::format_samples_file(r));
+    if (*a.output != "-") fmt::print("wrote {} ({} samples)\n", *a.output, s.size());
   }
 }
 
@@ -162,30 +176,30 @@ void register_host(CLI::App& app) {
 
   CLI::App* probe = host->add_subcommand(
       "probe", "Read topology and cpuidle states from sysfs into a machine profile (costs from --base)");
-  probe->add_option("--output,-o", args->output,
+  add_optional(probe, "--output,-o", args->output,
                     "Profile to write ('-' = stdout); default $XDG_CONFIG_HOME/schedlab/host.toml, else "
                     "~/.config/schedlab/host.toml");
   probe->add_option("--sysfs-root", args->sysfs_root, "Directory holding sys/devices/system/... (default /)");
   probe->add_option("--base", args->base, "Built-in profile (or .toml path) whose costs and tunables are copied")
       ->capture_default_str();
-  probe->callback([args] { guarded([&] { run_probe(*args); }); });
+  probe->callback(deferred([args] { run_probe(*args); }));
 
   CLI::App* cal = host->add_subcommand(
       "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks (at most ~30 s; --quick: ~1 s)");
-  cal->add_option("--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
+  add_optional(cal, "--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
   cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
       ->capture_default_str();
   cal->add_flag("--quick", args->quick, "Short runs (for tests; larger spread)");
-  cal->callback([args] { guarded([&] { run_calibrate(*args); }); });
+  cal->callback(deferred([args] { run_calibrate(*args); }));
 
   CLI::App* bench = host->add_subcommand(
       "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "
                "-- hackbench ... | perf bench sched pipe|messaging ...");
   bench->add_option("--runs,-n", args->runs, "Number of runs")->capture_default_str();
-  bench->add_option("--output,-o", args->output,
+  add_optional(bench, "--output,-o", args->output,
                     "Samples file: '# metric: ...' header lines, then one number per line");
-  bench->add_option("command", args->command, "The benchmark command line, after --")->required();
-  bench->callback([args] { guarded([&] { run_bench(*args); }); });
+  bench->add_option("command", args->positional, "The benchmark command line, after --");
+  bench->callback(deferred([args] { run_bench(*args); }));
 }
 
 }  // namespace schedlab::cli

@@ -246,8 +246,17 @@ TEST_F(cliCompare, LabelCountMismatchIsRejected) {
 
 TEST_F(cliCompare, MissingFileAndSingleFileAreRejected) {
   write("a.txt", base_);
-  expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file");
+  expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file: No such file or directory");
   expect_usage_error(run("a.txt"), "compare needs at least two sample files (FILE_A FILE_B ...)");
+}
+
+// A directory opens as a stream but fails on the first read ("basic_filebuf::underflow ... Is a
+// directory", an internal error before): it is named as what it is.
+TEST_F(cliCompare, DirectoryIsRejected) {
+  write("a.txt", base_);
+  fs::create_directories(dir_ / "samples");
+  expect_usage_error(run("samples a.txt"), "samples: is a directory, not a sample file");
+  expect_usage_error(run("a.txt samples"), "samples: is a directory, not a sample file");
 }
 
 TEST_F(cliCompare, SampleStdAndQuantileMethodOptions) {

@@ -1,0 +1,96 @@
+// Every output path (--json, --trace, --output of validate and host) is checked before any
+// simulation or real benchmark starts: no results printed, no directory created, exit 2.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../common/process.hpp"
+
+namespace fs = std::filesystem;
+using namespace schedlab::fixture;
+
+namespace {
+
+class CliOutputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schedlab-outputs-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string p(const std::string& name) const { return (dir_ / name).string(); }
+  int entries() const {
+    int n = 0;
+    for (auto& e : fs::directory_iterator(dir_)) (void)e, ++n;
+    return n;
+  }
+  // Exit 2 before any work: stdout empty, one error line containing `want`.
+  void expect_early_error(const std::string& args, const std::string& want) {
+    auto r = run_schedlab(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args << ": results were printed before the error";
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << "\nwant: " << want << "\ngot:  " << r.err;
+  }
+  fs::path dir_;
+  const std::string bench_ = " -- hackbench -g 1 -l 10";
+};
+
+}  // namespace
+
+TEST_F(CliOutputs, RunChecksJsonAndTraceFirst) {
+  expect_early_error("run --json " + p("nodir/sub/x.json") + bench_, "--json '" + p("nodir/sub/x.json") + "': directory '" + p("nodir/sub") + "' does not exist");
+  EXPECT_FALSE(fs::exists(p("nodir"))) << "the missing directory must not be created";
+  expect_early_error("run --trace " + p("nodir/t.dat") + bench_, "--trace '" + p("nodir/t.dat") + "': directory");
+  expect_early_error("run --json /proc/schedlab-x.json" + bench_, "cannot create a file in '/proc'");
+  expect_early_error("run --json ''" + bench_, "--json: empty file name");
+  expect_early_error("run --trace ''" + bench_, "--trace: empty file name");
+  expect_early_error("run --json " + dir_.string() + bench_, "is a directory");
+  expect_early_error("run --json " + p("x.json") + " --trace " + p("x.json") + bench_,
+                     "--json and --trace name the same file");
+  expect_early_error("run --trace " + p("t.xyz") + bench_, "unknown trace format '.xyz'");
+  EXPECT_EQ(entries(), 0);
+}
+
+TEST_F(CliOutputs, ReadOnlyDirectoryUnlessRoot) {
+  if (geteuid() == 0) GTEST_SKIP() << "root may write into a read-only directory";
+  fs::create_directories(p("ro"));
+  chmod(p("ro").c_str(), 0555);
+  expect_early_error("run --json " + p("ro/x.json") + bench_, "Permission denied");
+  chmod(p("ro").c_str(), 0755);
+}
+
+TEST_F(CliOutputs, RunWritesBothAndDevNullWorks) {
+  auto r = run_schedlab("run --machine tiny-4 --json " + p("x.json") + " --trace " + p("t.txt") + bench_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(p("x.json")));
+  EXPECT_TRUE(fs::is_regular_file(p("t.txt")));
+  EXPECT_EQ(entries(), 2) << "no temporary file left";
+  auto n = run_schedlab("run --machine tiny-4 --json /dev/null" + bench_);
+  EXPECT_EQ(n.status, 0) << n.err;
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(CliOutputs, ValidateChecksOutputBeforeAnyRealBenchmark) {
+  // Before the fix these were found only after every real benchmark had run.
+  expect_early_error("validate --quick --machine tiny-4 -o ''", "--output: empty file name");
+  expect_early_error("validate --quick --machine tiny-4 -o " + p("nodir/v.md"), "directory '" + p("nodir") + "' does not exist");
+  expect_early_error("validate --quick --machine tiny-4 -o /proc/v.txt", "cannot create a file in '/proc'");
+  EXPECT_FALSE(fs::exists(p("nodir")));
+}
+
+TEST_F(CliOutputs, HostChecksOutputBeforeRunningOrProbing) {
+  expect_early_error("host bench --runs 1 -o " + p("nodir/s.txt") + " -- hackbench -g 1 -l 10", "does not exist");
+  expect_early_error("host bench --runs 1 -o '' -- hackbench", "--output: empty file name");
+  expect_early_error("host probe -o " + p("nodir/h.toml"), "does not exist");
+  expect_early_error("host calibrate --quick -o " + p("nodir/h.toml"), "does not exist");
+  EXPECT_FALSE(fs::exists(p("nodir")));
+  // host bench's benchmark flags after -- are the benchmark's (-n / -o are also host bench's).
+  expect_early_error("host bench --runs 1 -o " + p("nodir/s.txt") + " -- perf bench sched pipe -l 10 -o x", "does not exist");
+}

@@ -1,0 +1,108 @@
+// SIGINT / SIGTERM during a run or an ab series: exit 130 / 143, no output file (nor any
+// temporary file) left behind, and an open progress line ended.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class CliSignals : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schedlab-signal-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string p(const std::string& name) const { return (dir_ / name).string(); }
+  int entries() const {
+    int n = 0;
+    for (auto& e : fs::directory_iterator(dir_)) (void)e, ++n;
+    return n;
+  }
+  fs::path dir_;
+};
+
+// Starts schedlab with `args`; stdout goes to /dev/null and stderr to `stderr_fd` (or /dev/null).
+pid_t spawn(const std::vector<std::string>& args, int stderr_fd = -1) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(stderr_fd >= 0 ? stderr_fd : null, STDERR_FILENO);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(SCHEDLAB_BINARY));
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(SCHEDLAB_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int exit_status(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -100 - WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_F(CliSignals, RunLeavesNoOutputFile) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    // Long enough (tens of seconds) that the signal arrives while the model runs.
+    pid_t pid = spawn({"run", "--machine", "epyc-milan-2s", "--json", p("r.json"), "--trace", p("t.dat"), "--",
+                       "hackbench", "-g", "40", "-l", "100000"});
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill(pid, sig);
+    EXPECT_EQ(exit_status(pid), 128 + sig);
+    EXPECT_EQ(entries(), 0) << "no output or temporary file may remain";
+  }
+}
+
+// ab on a terminal prints "\rab: i/n runs done" without a newline; the signal ends that line.
+TEST_F(CliSignals, AbEndsTheProgressLine) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(slave, 0);
+  pid_t pid = spawn({"ab", "--machine", "tiny-4", "--test", "SM_IDLE", "--runs", "100000", "--jobs", "1", "--",
+                     "hackbench", "-g", "1", "-l", "10"},
+                    slave);
+  close(slave);
+  std::string seen;
+  auto read_some = [&](int timeout_ms) {
+    pollfd pfd{master, POLLIN, 0};
+    char buf[4096];
+    while (poll(&pfd, 1, timeout_ms) > 0) {
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      seen.append(buf, static_cast<size_t>(n));
+      if (timeout_ms > 0 && seen.find("runs done") != std::string::npos) break;
+    }
+  };
+  read_some(20000);
+  ASSERT_NE(seen.find("\rab: "), std::string::npos) << seen;
+  kill(pid, SIGINT);
+  EXPECT_EQ(exit_status(pid), 130);
+  read_some(200);
+  close(master);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), '\n') << "the progress line must be ended: ..." << seen.substr(seen.size() - std::min<size_t>(60, seen.size()));
+}
