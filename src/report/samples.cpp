@@ -13,6 +13,16 @@ namespace schedlab::report {
 
 namespace {
 
+// Larger magnitudes overflow the statistics (a sum of squares of 1e200 is inf) and are no
+// measurement anyone takes; they are refused instead of ending in an internal error.
+constexpr double kMaxMagnitude = 1e100;
+
+std::string check_magnitude(double v) {
+  return std::fabs(v) > kMaxMagnitude
+             ? fmt::format("{} is too large for the statistics (at most 1e100 in magnitude)", v)
+             : std::string();
+}
+
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n\v\f";
   auto b = s.find_first_not_of(ws);
@@ -33,6 +43,7 @@ double parse_number(std::string_view text, const std::string& where) {
     throw SampleError(fmt::format("{}: number out of range: '{}'", where, t));
   if (!whole) throw SampleError(fmt::format("{}: not a number: '{}'", where, t));
   if (!std::isfinite(v)) throw SampleError(fmt::format("{}: not a finite number: '{}'", where, t));
+  if (auto e = check_magnitude(v); !e.empty()) throw SampleError(fmt::format("{}: {}", where, e));
   return v;
 }
 
@@ -130,6 +141,7 @@ double json_number(const nlohmann::json& v, const std::string& where) {
   if (!v.is_number()) throw SampleError(fmt::format("{}: not a number: {}", where, v.dump()));
   double d = v.get<double>();
   if (!std::isfinite(d)) throw SampleError(fmt::format("{}: not a finite number", where));
+  if (auto e = check_magnitude(d); !e.empty()) throw SampleError(fmt::format("{}: {}", where, e));
   return d;
 }
 
@@ -138,7 +150,7 @@ std::vector<double> read_json(const std::string& name, const std::string& text,
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e400
     throw SampleError(fmt::format("{}: invalid JSON: {}", name, e.what()));
   }
   std::vector<double> vals;
