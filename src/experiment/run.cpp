@@ -110,14 +110,16 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   kernel::Kernel k(m, f, ko);
   k.set_default_affinity(w->affinity());
   w->setup(k.api());
-  k.run(w->time_limit());
+  sim::Time limit = w->time_limit();
+  if (spec.max_simulated_ns > 0 && spec.max_simulated_ns < limit.count()) limit = sim::Time::ns(spec.max_simulated_ns);
+  k.run(limit);
   if (!w->finished()) {
     std::string sets;
     for (const auto& a : spec.sets) sets += " --set " + a;
     throw DidNotFinish(fmt::format(
         "'{}' did not finish within {} s of simulated time, the limit of one run ({} events "
         "simulated{}); ask for less work (fewer loops, groups or seconds){}",
-        workload::join(spec.command), w->time_limit().seconds(), k.events_run(),
+        workload::join(spec.command), limit.seconds(), k.events_run(),
         sets.empty() ? "" : ", with" + sets, sets.empty() ? "" : " or smaller costs"));
   }
   RunResult r;
