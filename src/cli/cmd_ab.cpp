@@ -135,8 +135,8 @@ void register_ab(CLI::App& app) {
     bool tty = isatty(2);
     auto progress = [tty](int done, int total) {
       if (tty) {
-        fmt::print(stderr, "\rab: {}/{} runs done", done, total);
         io::set_progress_line_open(true);
+        fmt::print(stderr, "\rab: {}/{} runs done", done, total);
       } else if (done == total || done % std::max(1, total / 10) == 0) {
         fmt::print(stderr, "ab: {}/{} runs done\n", done, total);
       }

@@ -40,13 +40,14 @@ void run_validate(ValidateArgs& a) {
   io::check_output_path({"--output", a.output, true});  // before any real benchmark runs
   a.opt.progress = [](int i, int n, const experiment::ValidationCase& c, const experiment::CaseResult* done) {
     if (!done) {
+      io::set_progress_line_open(true);  // an error or a signal ends the "[i/n] ..." line first
       fmt::print(stderr, "[{}/{}] {} ...", i + 1, n, host::join_command(c.argv));
     } else {
       fmt::print(stderr, " real {:.6g}, sim {:.6g} {} ({:+.1f}%)\n", done->real_s.mean, done->sim_s.mean, c.unit,
                  done->error_pct);
     }
     std::fflush(stderr);
-    io::set_progress_line_open(!done);  // an error or a signal ends the "[i/n] ..." line first
+    if (done) io::set_progress_line_open(false);
   };
   experiment::ValidationReport r = experiment::validate(a.opt);
   for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);

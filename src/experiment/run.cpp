@@ -28,12 +28,9 @@ machine::Machine load_machine(const RunSpec& spec) {
   machine::Machine m;
   try {
     m = machine::load_profile(resolve_machine(spec.machine));
-  } catch (const machine::ProfileError& e) {
+  } catch (const machine::UnknownMachine& e) {
     // The machine layer knows only profiles/; `host` is resolved here.
-    std::string what = e.what();
-    if (what.rfind("unknown machine '", 0) == 0)
-      throw machine::ProfileError(what + "; or 'host' for this machine's profile (`schedlab host probe`)");
-    throw;
+    throw machine::UnknownMachine(std::string(e.what()) + "; or 'host' for this machine's profile (`schedlab host probe`)");
   }
   for (const auto& s : spec.sets)
     if (!kernel::Features::is_change_set(s)) machine::apply_set(m, s);

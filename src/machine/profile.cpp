@@ -309,7 +309,7 @@ Machine load_profile(const std::string& name_or_path) {
     path = (fs::path(profile_dir()) / (name_or_path + kProfileExt)).string();
     if (!fs::exists(path)) {
       auto known = list_profiles();
-      throw ProfileError(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
+      throw UnknownMachine(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
                                               name_or_path, profile_dir(), known.empty() ? "none" : join(known),
                                               kProfileExt)));
     }
