@@ -1,5 +1,5 @@
 // Short simulations of fuzzed benchmark command lines under --check: a command line that parses
-// runs on tiny-4 (or emag-32) for at most 2 ms of simulated time with the model's invariants
+// runs on tiny-4 (or emag-32) for at most 1 ms of simulated time with the model's invariants
 // checked after every event. A broken invariant (kernel::CheckError) or a crash is a bug.
 // Leading words "+LIST" set the features, "@emag" picks the arm64 machine (no polling idle).
 #include <cctype>
@@ -39,7 +39,7 @@ SCHEDLAB_FUZZ_TARGET(text) {
   auto argv = fuzz::words(text);
   experiment::RunSpec spec;
   spec.check = true;
-  spec.max_simulated_ns = 2'000'000;
+  spec.max_simulated_ns = 1'000'000;
   const machine::Machine* m = &tiny;
   while (!argv.empty() && (argv[0][0] == '+' || argv[0] == "@emag")) {
     if (argv[0] == "@emag")
