@@ -85,6 +85,11 @@ std::string extras_message(CLI::App& app, const std::vector<std::string>& path, 
   return fmt::format("{}: unknown option '{}'{}", cmd, name, hint);
 }
 
+template <class... Types>
+bool is_one_of(const std::exception& e) {
+  return (... || (dynamic_cast<const Types*>(&e) != nullptr));
+}
+
 // One error line on stderr, after what stdout holds and after an unfinished progress line.
 int fail(const std::string& prefix, const char* what, int status) {
   std::fflush(stdout);
@@ -135,30 +140,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail("error: ", e.what(), 2);
   }
-  // Bad input, by type: each layer's own error class (exit 2).
-  catch (const cli::UsageError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const machine::ProfileError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const workload::WorkloadError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const experiment::SpecError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const experiment::DidNotFinish& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const trace::TraceError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const io::OutputError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const host::HostError& e) {
-    return fail("error: ", e.what(), 2);
-  } catch (const report::SampleError& e) {
-    return fail("error: ", e.what(), 2);
-  }
   // The model broke one of its own invariants (--check): a bug in the model, not in the input.
   catch (const kernel::CheckError& e) {
     return fail("", e.what(), 1);
   } catch (const std::exception& e) {
+    // Bad input, by type: each layer's own error class (exit 2).
+    if (is_one_of<cli::UsageError, machine::ProfileError, workload::WorkloadError, experiment::SpecError,
+                  experiment::DidNotFinish, trace::TraceError, io::OutputError, host::HostError,
+                  report::SampleError>(e))
+      return fail("error: ", e.what(), 2);
     return fail("internal error: ", e.what(), 1);
   }
   return 0;

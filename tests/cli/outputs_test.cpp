@@ -7,27 +7,15 @@
 #include <filesystem>
 
 #include "../common/process.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace schedlab::fixture;
 
 namespace {
 
-class CliOutputs : public ::testing::Test {
+class CliOutputs : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("schedlab-outputs-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string p(const std::string& name) const { return (dir_ / name).string(); }
-  int entries() const {
-    int n = 0;
-    for (auto& e : fs::directory_iterator(dir_)) (void)e, ++n;
-    return n;
-  }
   // Exit 2 before any work: stdout empty, one error line containing `want`.
   void expect_early_error(const std::string& args, const std::string& want) {
     auto r = run_schedlab(args);
@@ -36,7 +24,6 @@ class CliOutputs : public ::testing::Test {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(want), std::string::npos) << args << "\nwant: " << want << "\ngot:  " << r.err;
   }
-  fs::path dir_;
   const std::string bench_ = " -- hackbench -g 1 -l 10";
 };
 

@@ -13,27 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "../common/temp_dir.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-class CliSignals : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("schedlab-signal-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string p(const std::string& name) const { return (dir_ / name).string(); }
-  int entries() const {
-    int n = 0;
-    for (auto& e : fs::directory_iterator(dir_)) (void)e, ++n;
-    return n;
-  }
-  fs::path dir_;
-};
+using CliSignals = schedlab::fixture::TempDirTest;
 
 // Starts schedlab with `args`; stdout goes to /dev/null and stderr to `stderr_fd` (or /dev/null).
 pid_t spawn(const std::vector<std::string>& args, int stderr_fd = -1) {

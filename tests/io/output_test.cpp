@@ -13,28 +13,14 @@
 #include <sstream>
 #include <string>
 
+#include "../common/temp_dir.hpp"
+
 namespace fs = std::filesystem;
 using namespace schedlab;
 
 namespace {
 
-class IoTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("schedlab-io-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  int entries() const {
-    int n = 0;
-    for (auto& e : fs::directory_iterator(dir_)) (void)e, ++n;
-    return n;
-  }
-  fs::path dir_;
-};
+using IoTest = fixture::TempDirTest;
 
 std::string error_of(const std::vector<io::OutputPath>& outs) {
   try {
@@ -55,7 +41,7 @@ std::string slurp(const std::string& p) {
 }  // namespace
 
 TEST_F(IoTest, AcceptsWritablePathsAndLeavesNothing) {
-  EXPECT_EQ(error_of({{"--json", path("a.json")}, {"--trace", path("a.dat")}}), "");
+  EXPECT_EQ(error_of({{"--json", p("a.json")}, {"--trace", p("a.dat")}}), "");
   EXPECT_EQ(error_of({{"-o", "-", true}}), "");
   EXPECT_EQ(error_of({{"--json", "/dev/null"}}), "");  // an existing device is written in place
   EXPECT_EQ(entries(), 0) << "the probe file must be removed";
@@ -64,43 +50,43 @@ TEST_F(IoTest, AcceptsWritablePathsAndLeavesNothing) {
 TEST_F(IoTest, RejectsEmptyDirectoryMissingDirAndUncreatable) {
   EXPECT_EQ(error_of({{"--json", ""}}), "--json: empty file name");
   EXPECT_EQ(error_of({{"--trace", dir_.string()}}), "--trace '" + dir_.string() + "': is a directory (give a file name)");
-  EXPECT_NE(error_of({{"--json", path("x/")}}).find("directory"), std::string::npos);
-  std::string e = error_of({{"--json", path("nodir/sub/x.json")}});
-  EXPECT_EQ(e, "--json '" + path("nodir/sub/x.json") + "': directory '" + path("nodir/sub") + "' does not exist");
-  EXPECT_FALSE(fs::exists(path("nodir"))) << "no directory may be created";
+  EXPECT_NE(error_of({{"--json", p("x/")}}).find("directory"), std::string::npos);
+  std::string e = error_of({{"--json", p("nodir/sub/x.json")}});
+  EXPECT_EQ(e, "--json '" + p("nodir/sub/x.json") + "': directory '" + p("nodir/sub") + "' does not exist");
+  EXPECT_FALSE(fs::exists(p("nodir"))) << "no directory may be created";
   EXPECT_NE(error_of({{"--json", "/proc/schedlab-x.json"}}).find("cannot create a file in '/proc'"), std::string::npos);
-  std::ofstream(path("file")) << "x";
-  EXPECT_NE(error_of({{"--json", path("file/x.json")}}).find("is not a directory"), std::string::npos);
+  std::ofstream(p("file")) << "x";
+  EXPECT_NE(error_of({{"--json", p("file/x.json")}}).find("is not a directory"), std::string::npos);
   EXPECT_NE(error_of({{"--trace", "-"}}).find("standard output"), std::string::npos);
 }
 
 TEST_F(IoTest, RejectsAReadOnlyDirectoryUnlessRoot) {
   if (geteuid() == 0) GTEST_SKIP() << "root may write into a read-only directory";
-  fs::create_directories(path("ro"));
-  chmod(path("ro").c_str(), 0555);
-  EXPECT_NE(error_of({{"--json", path("ro/x.json")}}).find("Permission denied"), std::string::npos);
-  chmod(path("ro").c_str(), 0755);
+  fs::create_directories(p("ro"));
+  chmod(p("ro").c_str(), 0555);
+  EXPECT_NE(error_of({{"--json", p("ro/x.json")}}).find("Permission denied"), std::string::npos);
+  chmod(p("ro").c_str(), 0755);
 }
 
 TEST_F(IoTest, RejectsTheSameFileTwice) {
-  EXPECT_EQ(error_of({{"--json", path("x")}, {"--trace", path("x")}}),
-            "--json and --trace name the same file '" + path("x") + "'");
+  EXPECT_EQ(error_of({{"--json", p("x")}, {"--trace", p("x")}}),
+            "--json and --trace name the same file '" + p("x") + "'");
   // Spelt differently, and through a symbolic link to an existing file.
-  EXPECT_NE(error_of({{"--json", path("x")}, {"--trace", path("./sub/../x")}}), "");
-  std::ofstream(path("real")) << "x";
-  fs::create_symlink(path("real"), path("link"));
-  EXPECT_NE(error_of({{"--json", path("real")}, {"--trace", path("link")}}), "");
-  EXPECT_EQ(error_of({{"--json", "-", true}, {"--trace", path("y")}}), "");
+  EXPECT_NE(error_of({{"--json", p("x")}, {"--trace", p("./sub/../x")}}), "");
+  std::ofstream(p("real")) << "x";
+  fs::create_symlink(p("real"), p("link"));
+  EXPECT_NE(error_of({{"--json", p("real")}, {"--trace", p("link")}}), "");
+  EXPECT_EQ(error_of({{"--json", "-", true}, {"--trace", p("y")}}), "");
 }
 
 TEST_F(IoTest, WritesWholeAndReplaces) {
-  io::write_file_atomic("--json", path("out"), std::vector<std::string_view>{"ab", "", "cd"});
-  EXPECT_EQ(slurp(path("out")), "abcd");
-  io::write_file_atomic("--json", path("out"), "new");
-  EXPECT_EQ(slurp(path("out")), "new");
+  io::write_file_atomic("--json", p("out"), std::vector<std::string_view>{"ab", "", "cd"});
+  EXPECT_EQ(slurp(p("out")), "abcd");
+  io::write_file_atomic("--json", p("out"), "new");
+  EXPECT_EQ(slurp(p("out")), "new");
   EXPECT_EQ(entries(), 1) << "no temporary file left";
-  EXPECT_THROW(io::write_file_atomic("--json", path("nodir/out"), "x"), io::OutputError);
-  EXPECT_FALSE(fs::exists(path("nodir")));
+  EXPECT_THROW(io::write_file_atomic("--json", p("nodir/out"), "x"), io::OutputError);
+  EXPECT_FALSE(fs::exists(p("nodir")));
   EXPECT_NO_THROW(io::write_file_atomic("--json", "/dev/null", "x"));
   struct stat st {};
   ASSERT_EQ(stat("/dev/null", &st), 0);
@@ -109,16 +95,16 @@ TEST_F(IoTest, WritesWholeAndReplaces) {
 
 TEST_F(IoTest, AtomicFileAppearsOnlyOnCommit) {
   {
-    io::AtomicFile f("--trace", path("t.dat"));
+    io::AtomicFile f("--trace", p("t.dat"));
     f.write("part");
     EXPECT_TRUE(fs::exists(f.temp_path()));
-    EXPECT_FALSE(fs::exists(path("t.dat")));
+    EXPECT_FALSE(fs::exists(p("t.dat")));
   }  // destroyed uncommitted
   EXPECT_EQ(entries(), 0);
-  io::AtomicFile g("--trace", path("t.dat"));
+  io::AtomicFile g("--trace", p("t.dat"));
   g.write("whole");
   g.commit();
-  EXPECT_EQ(slurp(path("t.dat")), "whole");
+  EXPECT_EQ(slurp(p("t.dat")), "whole");
   EXPECT_EQ(entries(), 1);
 }
 
@@ -134,7 +120,7 @@ TEST_F(IoTest, SignalRemovesTheTemporaryFileAndExits128PlusSignal) {
     if (pid == 0) {
       dup2(err[1], STDERR_FILENO);
       io::install_signal_handlers();
-      io::AtomicFile f("--trace", path("t.dat"));
+      io::AtomicFile f("--trace", p("t.dat"));
       f.write(std::string(1 << 20, 'x'));
       const std::string line = "\rab: 3/20 runs done";
       ssize_t n = write(STDERR_FILENO, line.data(), line.size());
