@@ -6,7 +6,6 @@
 
 #include "experiment/run.hpp"
 #include "fuzz/harness.hpp"
-#include "trace/writers.hpp"
 
 using namespace schedlab;
 
