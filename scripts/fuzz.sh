@@ -16,7 +16,8 @@ if [ ! -f "$build/build.ninja" ]; then
   CXX=${FUZZ_CXX:-clang++} CC=${FUZZ_CC:-clang} cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSCHEDLAB_FUZZ=ON ${FUZZ_CMAKE_FLAGS:-} >/dev/null
 fi
-cmake --build "$build" --target fuzzers -j "$jobs"
+# One build at a time when several fuzz.sh run side by side (each then runs its own targets).
+flock "$build/.build.lock" cmake --build "$build" --target fuzzers -j "$jobs"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in fuzz/targets/*.cpp; do targets+=("$(basename "$f" .cpp)"); done
