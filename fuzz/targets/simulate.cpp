@@ -1,7 +1,8 @@
 // Short simulations of fuzzed benchmark command lines under --check: a command line that parses
 // runs on tiny-4 (or emag-32) for at most 1 ms of simulated time with the model's invariants
 // checked after every event. A broken invariant (kernel::CheckError) or a crash is a bug.
-// Leading words "+LIST" set the features, "@emag" picks the arm64 machine (no polling idle).
+// Leading words "+LIST" set the features, "@emag" picks the arm64 machine (no polling idle),
+// "%KEY=VALUE" is a --set (extreme costs within their ranges).
 #include <cctype>
 
 #include "experiment/run.hpp"
@@ -39,16 +40,22 @@ SCHEDLAB_FUZZ_TARGET(text) {
   experiment::RunSpec spec;
   spec.check = true;
   spec.max_simulated_ns = 1'000'000;
-  const machine::Machine* m = &tiny;
-  while (!argv.empty() && (argv[0][0] == '+' || argv[0] == "@emag")) {
+  const machine::Machine* base = &tiny;
+  std::vector<std::string> sets;
+  while (!argv.empty() && (argv[0][0] == '+' || argv[0][0] == '%' || argv[0] == "@emag")) {
     if (argv[0] == "@emag")
-      m = &emag;
+      base = &emag;
+    else if (argv[0][0] == '%')
+      sets.push_back(argv[0].substr(1));
     else
       spec.features = argv[0].substr(1);
     argv.erase(argv.begin());
   }
   if (argv.empty() || !small_numbers(argv)) return;
   spec.command = argv;
-  fuzz::expect<workload::WorkloadError, experiment::SpecError, experiment::DidNotFinish>(
-      [&] { experiment::run_one(*m, spec); });
+  machine::Machine m = *base;
+  fuzz::expect<machine::ProfileError, workload::WorkloadError, experiment::SpecError, experiment::DidNotFinish>([&] {
+    for (const auto& a : sets) machine::apply_set(m, a);
+    experiment::run_one(m, spec);
+  });
 }
