@@ -38,10 +38,13 @@ void register_run(CLI::App& app) {
   cmd->callback(deferred([args] {
     args->spec.command = benchmark_command(args->positional);
     machine::Machine m = finish_model_options(args->spec, args->idle_disable);
-    // Every output is checked before the simulation starts.
+    // Every output is checked before the simulation starts: --json, --trace and the files the
+    // benchmark writes (rt-app's logs) whose names are known now.
     std::vector<io::OutputPath> outs;
     if (args->json) outs.push_back({"--json", *args->json, true});
     if (args->trace) outs.push_back({"--trace", *args->trace, false});
+    for (const auto& p : workload::parse_workload(args->spec.command, m.topo.nr_cpus())->output_paths())
+      outs.push_back({"rt-app log", p, false});
     io::check_output_paths(outs);
     args->spec.trace_path = args->trace.value_or("");
     experiment::RunResult r = experiment::run_one(m, args->spec);
@@ -53,6 +56,12 @@ void register_run(CLI::App& app) {
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
+    // Forked threads' logs are named only now: all are checked again before the first is written.
+    if (!r.files.empty()) {
+      outs.resize((args->json ? 1 : 0) + (args->trace ? 1 : 0));
+      for (const auto& f : r.files) outs.push_back({"rt-app log", f.path, false});
+      io::check_output_paths(outs);
+    }
     for (const auto& f : r.files) io::write_file_atomic("rt-app log", f.path, f.content);
     if (args->json) io::write_file_atomic("--json", *args->json, json);
   }));

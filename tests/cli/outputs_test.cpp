@@ -81,3 +81,20 @@ TEST_F(CliOutputs, HostChecksOutputBeforeRunningOrProbing) {
   // host bench's benchmark flags after -- are the benchmark's (-n / -o are also host bench's).
   expect_early_error("host bench --runs 1 -o " + p("nodir/s.txt") + " -- perf bench sched pipe -l 10 -o x", "does not exist");
 }
+
+// rt-app's logs are outputs too: those of the threads created at start are checked with --json
+// before the simulation (forked threads' logs are named during the run and checked before any
+// file is written).
+TEST_F(CliOutputs, RtappLogsAreCheckedWithTheOtherOutputs) {
+  std::ofstream(p("uc.json")) << R"({ "global": { "calibration": 100, "logdir": ")" << dir_.string()
+                              << R"(" }, "tasks": { "t": { "loop": 3, "run": 100 } } })";
+  expect_early_error("run --machine tiny-4 --json " + p("rt-app-t-0.log") + " -- rt-app " + p("uc.json"),
+                     "--json and rt-app log name the same file '" + p("rt-app-t-0.log") + "'");
+  std::ofstream(p("proc.json")) << R"({ "global": { "calibration": 100, "logdir": "/proc" },
+                                       "tasks": { "t": { "loop": 3, "run": 100 } } })";
+  expect_early_error("run --machine tiny-4 -- rt-app " + p("proc.json"), "rt-app log '/proc/rt-app-t-0.log': cannot create a file in '/proc'");
+  EXPECT_EQ(entries(), 2) << "only the two use cases";
+  auto ok = run_schedlab("run --machine tiny-4 --json " + p("out.json") + " -- rt-app " + p("uc.json"));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(fs::is_regular_file(p("rt-app-t-0.log")));
+}
