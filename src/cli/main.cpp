@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/catalogue.hpp"
 #include "experiment/run.hpp"
 #include "host/probe.hpp"
 #include "io/output.hpp"
@@ -146,8 +147,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Bad input, by type: each layer's own error class (exit 2).
     if (is_one_of<cli::UsageError, machine::ProfileError, workload::WorkloadError, experiment::SpecError,
-                  experiment::DidNotFinish, trace::TraceError, io::OutputError, host::HostError,
-                  report::SampleError>(e))
+                  experiment::DidNotFinish, experiment::CatalogueError, trace::TraceError, io::OutputError,
+                  host::HostError, report::SampleError>(e))
       return fail("error: ", e.what(), 2);
     return fail("internal error: ", e.what(), 1);
   }
