@@ -2,7 +2,8 @@
 // runs on tiny-4 (or emag-32) for at most 1 ms of simulated time with the model's invariants
 // checked after every event. A broken invariant (kernel::CheckError) or a crash is a bug.
 // Leading words "+LIST" set the features, "@emag" picks the arm64 machine (no polling idle),
-// "%KEY=VALUE" is a --set (extreme costs within their ranges).
+// "%KEY=VALUE" is a --set (extreme costs within their ranges, or a scheduler change's tunable:
+// "%change.IDLE_SPIN.max_ns=...").
 #include <cctype>
 
 #include "experiment/run.hpp"
@@ -45,6 +46,8 @@ SCHEDLAB_FUZZ_TARGET(text) {
   while (!argv.empty() && (argv[0][0] == '+' || argv[0][0] == '%' || argv[0] == "@emag")) {
     if (argv[0] == "@emag")
       base = &emag;
+    else if (argv[0][0] == '%' && kernel::Features::is_change_set(argv[0].substr(1)))
+      spec.sets.push_back(argv[0].substr(1));  // applied by run_one (run_features)
     else if (argv[0][0] == '%')
       sets.push_back(argv[0].substr(1));
     else
