@@ -128,8 +128,22 @@ TEST(CliMessages, DidNotFinishIsAClearError) {
             std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--set costs.pipe_write_ns=100000000"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ask for less work (fewer loops, groups or seconds) or smaller costs"), std::string::npos) << r.err;
+  // In an ab series the error is that of the first failed run in run order, whatever --jobs
+  // (the base side's run 1 here: the same run as above, with the same events simulated).
+  const std::string ab = "ab --machine tiny-4 --test SM_IDLE --runs 2 --set tunables.hz=100 --set costs.pipe_write_ns=100000000 "
+                         "--set costs.pipe_read_ns=100000000 --jobs ";
+  const std::string slow = " -- taskset -c 0 hackbench -p -g 1 -l 100000";
+  auto one = run_schedlab(ab + "1" + slow);
+  auto three = run_schedlab(ab + "3" + slow);
+  EXPECT_EQ(one.status, 2) << one.err;
+  EXPECT_EQ(one.err, r.err);
+  EXPECT_EQ(three.err, one.err);
   // Costs are bounded where a single operation stops being a kernel operation.
   expect_error("run --set costs.context_switch_ns=10000000000 -- hackbench", "is absurd (maximum 100000000 ns)");
+  // The line: both costs are refused by their range (the first named), before any run.
+  expect_error("run --set costs.context_switch_ns=10000000000 --set costs.pipe_write_ns=10000000000 -- hackbench",
+               "--set costs.context_switch_ns=10000000000: costs.context_switch_ns = 10000000000 is absurd");
 }
 
 TEST(CliMessages, NetperfWithoutTestNameIsNotRunAsTcpRr) {
