@@ -86,9 +86,11 @@ TEST(CliMessages, MachinesParamsListsEveryKey) {
 // The `ab` command line is checked against the machine it runs on: the ipistorm line of the
 // SM_IDLE posting names CPU 8, which a 1-CPU check rejected.
 TEST(CliMessages, AbChecksTheCommandLineAgainstItsMachine) {
-  auto r = run_schedlab("ab --machine epyc-milan-2s --base '' --test SM_IDLE --runs 2 -- ipistorm numipi=2000 single=1 offset=8 cpulist=8 wait=1");
+  auto r = run_schedlab("ab --machine epyc-milan-2s --base '' --test SM_IDLE --runs 4 -- ipistorm numipi=2000 single=1 offset=8 cpulist=8 wait=1");
   EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("-- ipistorm numipi=2000 single=1 offset=8 cpulist=8 wait=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Samples                         4                      4"), std::string::npos) << r.out;
   expect_error("ab --machine tiny-4 --test SM_IDLE --runs 2 -- ipistorm cpulist=8", "CPU 8 is beyond the machine (4 CPUs)");
 }
 
@@ -109,6 +111,11 @@ TEST(CliMessages, SetDoesNotSwallowTheBenchmarkFlags) {
   auto ab = run_schedlab("ab --machine tiny-4 --set costs.context_switch_ns=100 --test SM_IDLE --runs 2 -- hackbench -g 1 -l 10");
   EXPECT_EQ(ab.status, 0) << ab.err;
   EXPECT_NE(ab.out.find("-- hackbench -g 1 -l 10"), std::string::npos) << ab.out;
+  // ab's per-side --base-set / --test-set are repeatable too.
+  auto sides = run_schedlab("ab --machine tiny-4 --test SM_IDLE --runs 2 --base-set costs.context_switch_ns=100 "
+                            "--test-set costs.context_switch_ns=200 --test-set tunables.hz=100 -- hackbench -g 1 -l 10");
+  EXPECT_EQ(sides.status, 0) << sides.err;
+  EXPECT_NE(sides.out.find("-- hackbench -g 1 -l 10"), std::string::npos) << sides.out;
   // Benchmark words that look like schedlab options are the benchmark's.
   auto j = run_schedlab("run --machine tiny-4 --set noise.jitter_cov=0 -- hackbench --json x");
   EXPECT_EQ(j.status, 2);

@@ -107,35 +107,39 @@ TEST_F(CliSignals, SignalWhileTheTraceIsWrittenLeavesNoTemporaryFile) {
   EXPECT_GT(interrupted_while_writing, 0) << "the signal never arrived while the trace was written";
 }
 
-// ab on a terminal prints "\rab: i/n runs done" without a newline; the signal ends that line.
+// ab on a terminal prints "\rab: i/n runs done" without a newline; SIGINT and SIGTERM end that
+// line and exit 130 / 143.
 TEST_F(CliSignals, AbEndsTheProgressLine) {
-  int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-  ASSERT_GE(slave, 0);
-  pid_t pid = spawn({"ab", "--machine", "tiny-4", "--test", "SM_IDLE", "--runs", "100000", "--jobs", "1", "--",
-                     "hackbench", "-g", "1", "-l", "10"},
-                    slave);
-  close(slave);
-  std::string seen;
-  auto read_some = [&](int timeout_ms) {
-    pollfd pfd{master, POLLIN, 0};
-    char buf[4096];
-    while (poll(&pfd, 1, timeout_ms) > 0) {
-      ssize_t n = read(master, buf, sizeof buf);
-      if (n <= 0) break;
-      seen.append(buf, static_cast<size_t>(n));
-      if (timeout_ms > 0 && seen.find("runs done") != std::string::npos) break;
-    }
-  };
-  read_some(20000);
-  ASSERT_NE(seen.find("\rab: "), std::string::npos) << seen;
-  kill(pid, SIGINT);
-  EXPECT_EQ(exit_status(pid), 130);
-  read_some(200);
-  close(master);
-  ASSERT_FALSE(seen.empty());
-  EXPECT_EQ(seen.back(), '\n') << "the progress line must be ended: ..." << seen.substr(seen.size() - std::min<size_t>(60, seen.size()));
+  for (int sig : {SIGINT, SIGTERM}) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    ASSERT_GE(master, 0);
+    ASSERT_EQ(grantpt(master), 0);
+    ASSERT_EQ(unlockpt(master), 0);
+    int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+    ASSERT_GE(slave, 0);
+    pid_t pid = spawn({"ab", "--machine", "tiny-4", "--test", "SM_IDLE", "--runs", "100000", "--jobs", "1", "--",
+                       "hackbench", "-g", "1", "-l", "10"},
+                      slave);
+    close(slave);
+    std::string seen;
+    auto read_some = [&](int timeout_ms) {
+      pollfd pfd{master, POLLIN, 0};
+      char buf[4096];
+      while (poll(&pfd, 1, timeout_ms) > 0) {
+        ssize_t n = read(master, buf, sizeof buf);
+        if (n <= 0) break;
+        seen.append(buf, static_cast<size_t>(n));
+        if (timeout_ms > 0 && seen.find("runs done") != std::string::npos) break;
+      }
+    };
+    read_some(20000);
+    ASSERT_NE(seen.find("\rab: "), std::string::npos) << seen;
+    kill(pid, sig);
+    EXPECT_EQ(exit_status(pid), 128 + sig);
+    read_some(200);
+    close(master);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back(), '\n') << "the progress line must be ended: ..."
+                                 << seen.substr(seen.size() - std::min<size_t>(60, seen.size()));
+  }
 }
