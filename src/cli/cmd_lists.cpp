@@ -21,15 +21,24 @@ std::string num(double v) {
   return fmt::format("{}", v);
 }
 
-// Every key `--set` and the profile tables accept, with unit, range and meaning.
+// Every key `--set` and the profile tables accept, with unit, range and meaning, then the
+// scheduler changes' tunables (`--set` only; `schedlab features --verbose` has their defaults).
 void print_params() {
+  struct Row {
+    std::string key, unit, min, max, help;
+  };
+  std::vector<Row> rows;
   std::vector<machine::ParamInfo> ps = machine::params();
   for (const auto& p : machine::idle_state_params()) ps.push_back(p);
+  for (const auto& p : ps) rows.push_back({p.key, p.unit, num(p.min), num(p.max), p.help});
+  for (const auto* c : kernel::change_types())
+    for (const auto& t : c->info.tunables)
+      rows.push_back({fmt::format("change.{}.{}", c->info.name, t.key), t.unit, std::to_string(t.min),
+                      std::to_string(t.max), fmt::format("{} (scheduler change {}; --set only)", t.help, c->info.name)});
   size_t w = 3;
-  for (const auto& p : ps) w = std::max(w, p.key.size());
+  for (const auto& r : rows) w = std::max(w, r.key.size());
   fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", "KEY", w, "UNIT", "MIN", "MAX", "MEANING");
-  for (const auto& p : ps)
-    fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", p.key, w, p.unit, num(p.min), num(p.max), p.help);
+  for (const auto& r : rows) fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", r.key, w, r.unit, r.min, r.max, r.help);
 }
 
 }  // namespace

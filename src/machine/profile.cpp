@@ -399,8 +399,8 @@ void apply_set(Machine& m, const std::string& assignment) {
       for (const auto& f : detail::fields())
         if (key == f.name) hits.push_back(&f);
     if (hits.empty())
-      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, idle_state.<NAME>.*; "
-                       "see `schedlab machines --params`)",
+      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, idle_state.<NAME>.*, "
+                       "change.<FEATURE>.*; see `schedlab machines --params`)",
                        key));
     if (hits.size() > 1) {
       std::vector<std::string> ks;

@@ -75,12 +75,13 @@ TEST(CliMessages, MachinesParamsListsEveryKey) {
   auto r = run_schedlab("machines --params");
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* key : {"costs.context_switch_ns", "costs.smt_pair_throughput", "tunables.hz", "tunables.idle_poll",
-                          "noise.jitter_cov", "idle_state.<NAME>.wake_cost_ns", "idle_state.<NAME>.disabled"})
+                          "noise.jitter_cov", "idle_state.<NAME>.wake_cost_ns", "idle_state.<NAME>.disabled",
+                          "change.IDLE_SPIN.max_ns"})
     EXPECT_NE(r.out.find(std::string("\n") + key + " "), std::string::npos) << key;
   EXPECT_NE(r.out.find("KEY"), std::string::npos);
   // The --set error points here, so it must exist.
   auto e = run_schedlab("run --set nosuch=1 -- hackbench");
-  EXPECT_NE(e.err.find("schedlab machines --params"), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("change.<FEATURE>.*; see `schedlab machines --params`"), std::string::npos) << e.err;
 }
 
 // The `ab` command line is checked against the machine it runs on: the ipistorm line of the
