@@ -158,7 +158,7 @@ void register_ab(CLI::App& app) {
     std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
     fmt::print("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
                r.base.front().machine,
-               a->idle_disable.empty() ? "" : " idle_disable=" + a->idle_disable, s.runs,
+               a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
                s.base_features, s.test_features, workload::join(s.base.command));
     fmt::print("{}\n", report::render(bench, *fmt_opt));
     fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown, a->counters_cpu));
