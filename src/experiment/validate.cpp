@@ -17,6 +17,7 @@
 #include "host/bench.hpp"
 #include "host/probe.hpp"
 #include "workload/workload.hpp"
+#include "util/text.hpp"
 
 namespace schedlab::experiment {
 
@@ -144,18 +145,11 @@ std::string render_text(const ValidationReport& r, bool markdown) {
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string render_csv(const ValidationReport& r) {
   std::string out = "case,command,metric,unit,n,real_mean,real_std,sim_mean,sim_std,error_pct,ks_d,ks_p\n";
   for (const auto& c : r.cases)
-    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g}\n", csv_field(c.c.name),
-                       csv_field(command_of(c.c)), c.c.sim_metric, c.c.unit, c.real.size(), c.real_s.mean,
+    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g}\n", util::csv_field(c.c.name),
+                       util::csv_field(command_of(c.c)), c.c.sim_metric, c.c.unit, c.real.size(), c.real_s.mean,
                        c.real_s.stddev, c.sim_s.mean, c.sim_s.stddev, c.error_pct, c.ks.statistic, c.ks.pvalue);
   return out;
 }

@@ -13,17 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include "util/text.hpp"
 
 extern char** environ;
 
 namespace schedlab::host {
+using util::trim;
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Iterates over lines; returns the value of the last line for which f returns a value.
 template <class F>

@@ -16,8 +16,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include "util/text.hpp"
 
-#include "io/output.hpp"
 
 namespace schedlab::host {
 namespace fs = std::filesystem;
@@ -26,13 +26,6 @@ using machine::Machine;
 
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // Reads a small sysfs file; nullopt if missing or unreadable.
 std::optional<std::string> read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -40,7 +33,7 @@ std::optional<std::string> read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return std::nullopt;
-  return trim(ss.str());
+  return std::string(util::trim(ss.str()));
 }
 
 std::optional<long long> to_int(const std::string& s) {
@@ -101,7 +94,7 @@ std::optional<int64_t> read_config_hz(const fs::path& root) {
     std::string line;
     while (std::getline(in, line))
       if (line.rfind("CONFIG_HZ=", 0) == 0) {
-        auto v = to_int(trim(line.substr(10)));
+        auto v = to_int(std::string(util::trim(std::string_view(line).substr(10))));
         if (v && *v > 0 && *v <= 10000) return *v;
       }
     return std::nullopt;
@@ -146,23 +139,11 @@ std::string join_ints(const std::vector<int>& v) {
 }  // namespace
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
-  std::string s = trim(text);
-  std::set<int> out;
-  if (s.empty()) return std::vector<int>{};
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    if (item.empty()) return std::nullopt;
-    size_t dash = item.find('-');
-    auto lo = to_int(dash == std::string::npos ? item : item.substr(0, dash));
-    auto hi = dash == std::string::npos ? lo : to_int(item.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > 1 << 20) return std::nullopt;
-    for (long long c = *lo; c <= *hi; ++c) out.insert(static_cast<int>(c));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  try {
+    return util::parse_cpu_list(text);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
   }
-  return std::vector<int>(out.begin(), out.end());
 }
 
 std::string format_cpu_list(const std::vector<int>& cpus) {
@@ -588,20 +569,6 @@ std::string default_host_profile_path() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return (fs::path(home) / ".config/schedlab/host.toml").string();
   return "host.toml";
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  fs::path p(path);
-  std::error_code ec;
-  if (path != "-" && p.has_parent_path()) {
-    fs::create_directories(p.parent_path(), ec);
-    if (ec) throw HostError(fmt::format("cannot create directory {}: {}", p.parent_path().string(), ec.message()));
-  }
-  try {
-    io::write_file_atomic("--output", path, text);
-  } catch (const io::OutputError& e) {
-    throw HostError(e.what());
-  }
 }
 
 }  // namespace schedlab::host

@@ -17,6 +17,9 @@ constexpr double kPeltHalfLifeMs = 32.0;     // PELT: y^32 = 0.5 per ms period
 constexpr double kCapacityScale = 1024.0;    // SCHED_CAPACITY_SCALE
 constexpr int kBusyFactor = 16;              // sd->busy_factor
 constexpr int64_t kDecayPeriodNs = 1000000000;  // max_newidle_lb_cost decays once a second (HZ)
+constexpr int64_t kLbCostDecayNum = 253;        // ... by 253/256 (~1 %), as sched_balance_domains()
+constexpr int64_t kLbCostDecayDen = 256;
+constexpr int64_t kAvgIdleEwmaDiv = 8;          // update_avg(): avg += (sample - avg) / 8
 constexpr int64_t kLoadAvgPeriodMs = 32;     // LOAD_AVG_PERIOD: nohz.next_blocked interval
 constexpr int64_t kNoBalanceJiffies = 60;    // _nohz_idle_balance(): next_balance = now + 60*HZ
 }  // namespace
@@ -38,7 +41,7 @@ void update_avg_idle_on_wakeup(Kernel& k, Rq& rq) {
   if (!rq.idle_stamp_valid) return;
   int64_t delta = (k.now() - rq.idle_stamp).count();
   int64_t max = 2 * rq.max_idle_balance_cost;
-  rq.avg_idle += (delta - rq.avg_idle) / 8;
+  rq.avg_idle += (delta - rq.avg_idle) / kAvgIdleEwmaDiv;
   if (rq.avg_idle > max) rq.avg_idle = max;
   // SIS_PROP's per-rq estimate (ttwu_do_activate() set these in the same block).
   rq.wake_stamp = k.now();
@@ -116,7 +119,7 @@ static void update_newidle_cost(Kernel& k, SchedDomain& sd, int64_t cost) {
     sd.max_newidle_lb_cost = cost;
     sd.last_decay_max_lb_cost = k.now();
   } else if ((k.now() - sd.last_decay_max_lb_cost).count() > kDecayPeriodNs) {
-    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * kLbCostDecayNum / kLbCostDecayDen;
     sd.last_decay_max_lb_cost = k.now();
   }
 }
@@ -213,7 +216,7 @@ void update_idle_cpu_scan(Kernel& k, int llc) {
     sum += std::min(k.rqs[c].util_avg, kCapacityScale);
   }
   double w = static_cast<double>(sds.cpus.size());
-  int pct = 117;  // sd_init()'s imbalance_pct, if the LLC has no domain of its own
+  int pct = kSdImbalancePct;  // if the LLC has no domain of its own
   for (const auto& sd : k.rqs[sds.cpus.front()].sd)
     if (sd.is_llc) pct = sd.imbalance_pct;
   double x = sum / w;
@@ -234,7 +237,7 @@ void sched_balance_domains(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
   int64_t sum_cost = 0;
   for (auto& sd : rq.sd) {
     if ((k.now() - sd.last_decay_max_lb_cost).count() > kDecayPeriodNs) {
-      sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+      sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * kLbCostDecayNum / kLbCostDecayDen;
       sd.last_decay_max_lb_cost = k.now();
       decayed = true;
     }
@@ -439,7 +442,7 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
     this_rq.c.nohz_idle_balance_abort++;
   } else {
     if (update_next) {
-      int64_t j = next_balance.count() / k.tick_ns();
+      int64_t j = next_balance.count() / k.tick_period_ns();
       k.nohz.next_balance = std::min(j, next_balance_j);
     }
     if (flags & NOHZ_STATS_KICK)

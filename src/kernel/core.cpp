@@ -211,6 +211,30 @@ static int first_allowed_cpu(const Kernel& k, const Task* p) {
   return p->cpu;
 }
 
+// select_fallback_rq(): `cpu` is not in p's allowed mask: the first allowed CPU of cpu's node,
+// else the first allowed CPU at all (the cpuset fallback is not modeled: a mask is never empty).
+int select_fallback_rq(const Kernel& k, int cpu, const Task* p) {
+  int node = k.topo.socket_of(cpu);
+  int any = -1;
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    if (!p->allowed_on(c)) continue;
+    if (k.topo.socket_of(c) == node) return c;
+    if (any < 0) any = c;
+  }
+  return any;
+}
+
+// select_task_rq(): a task allowed on one CPU only goes there (cpumask_any()); otherwise the
+// class chooses. The choice is checked against p's allowed mask (is_cpu_allowed()): every path
+// of the classes and of the changes' hooks ends here, so none can place p where it may not run.
+int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost) {
+  int cpu = p->nr_cpus_allowed == 1
+                ? first_allowed_cpu(k, p)
+                : p->sched_class->select_task_rq(k, this_cpu, waker, p, sync, cost);
+  if (!p->allowed_on(cpu)) cpu = select_fallback_rq(k, p->cpu, p);
+  return cpu;
+}
+
 // Models try_to_wake_up() on `this_cpu` (waker may be null: interrupt context). Returns the
 // waker-side cost. Decisions are taken now; remote effects (IPIs, polling kicks) are scheduled
 // at the offset within the waker's cost where they happen. Left out: pi_lock contention, the
@@ -222,9 +246,7 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
   if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
   int prev_cpu = p->cpu;
-  // select_task_rq(): a task allowed on one CPU only goes there (cpumask_any()).
-  int cpu = p->nr_cpus_allowed == 1 ? first_allowed_cpu(k, p)
-                                    : p->sched_class->select_task_rq(k, this_cpu, waker, p, sync, c);
+  int cpu = select_task_rq(k, this_cpu, waker, p, sync, c);
   if (cpu != prev_cpu) set_task_cpu(k, p, cpu);
   if (cpu == this_cpu)
     k.rqs[this_cpu].c.ttwu_local++;

@@ -12,6 +12,7 @@ namespace {
 constexpr int64_t kNice0Load = 1024;           // NICE_0_LOAD
 constexpr int kSisPropMinScan = 4;             // SIS_PROP floor
 constexpr int kNumaImbalanceDiv = 4;           // imb_numa_nr: 25 % of the node's CPUs
+constexpr int64_t kAvgScanCostEwmaDiv = 8;     // sd->avg_scan_cost: update_avg()'s 1/8 EWMA
 }  // namespace
 
 // --- EEVDF ----------------------------------------------------------------------------------
@@ -90,7 +91,7 @@ void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
 void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
   update_curr(k, rq);
   int64_t V = avg_vruntime(rq);
-  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_ns());
+  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_period_ns());
   p->vlag = std::clamp<int64_t>(V - p->vruntime, -limit, limit);
 }
 
@@ -171,7 +172,9 @@ bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
   return !(slave < factor || master < slave * factor);
 }
 
-// wake_affine(): WA_IDLE then WA_WEIGHT (loads approximated by runnable weight).
+// wake_affine(): WA_IDLE then WA_WEIGHT (loads approximated by runnable weight). WA_BIAS uses
+// the imbalance_pct of prev's top domain; the kernel uses the lowest domain spanning both CPUs
+// (110 instead of 117 for SMT siblings: not modeled yet).
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
   cost += k.remote_read(this_cpu, prev_cpu);
   int target = -1;
@@ -200,7 +203,7 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
     if (target < 0) {
       this_eff += p->weight;
       int64_t prev_eff = prev_load;  // p is not on prev's rq any more
-      int pct = k.rqs[prev_cpu].sd.empty() ? 117 : k.rqs[prev_cpu].sd.back().imbalance_pct;
+      int pct = k.rqs[prev_cpu].sd.empty() ? kSdImbalancePct : k.rqs[prev_cpu].sd.back().imbalance_pct;
       if (k.f.on(Feature::WA_BIAS)) {
         this_eff *= 100;
         prev_eff *= 100 + (pct - 100) / 2;
@@ -212,8 +215,10 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 
-// select_task_rq_fair() for a wakeup: wake_affine() within the lowest domain spanning both CPUs,
-// then select_idle_sibling(). Left out: EAS, the slow path (SD_BALANCE_WAKE is off by default).
+// select_task_rq_fair() for a wakeup: wake_affine() when the waker's CPU is allowed and the
+// pattern is not wide (every level is SD_WAKE_AFFINE and the top one spans every CPU, so some
+// domain always spans both), then select_idle_sibling(). Left out: EAS, the slow path
+// (SD_BALANCE_WAKE is off by default).
 int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost) {
   int prev_cpu = p->cpu;
   record_wakee(k, waker, p);
@@ -225,7 +230,9 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
 }
 
 // select_idle_sibling(): target, prev, recent_used_cpu, an idle SMT sibling of prev, then the
-// LLC scan. Left out: asymmetric capacity, clusters, the per-CPU kthread shortcut.
+// LLC scan; with nothing idle, target (as the kernel, which may be outside p's allowed mask:
+// select_task_rq() checks it). Left out: asymmetric capacity, clusters, the per-CPU kthread
+// shortcut.
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
   const CpuTopology& topo = k.topo;
   for (Change* c : k.hooks(Hook::select_idle_sibling))
@@ -306,8 +313,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   int nr = INT32_MAX;
   if (k.f.on(Feature::SIS_PROP) && !has_idle_core) {
     // Age this CPU's idle estimate by the jiffies since its last wakeup.
-    int64_t jiffies_now = k.now().count() / k.tick_ns();
-    int64_t jiffies_then = this_rq.wake_stamp.count() / k.tick_ns();
+    int64_t jiffies_now = k.now().count() / k.tick_period_ns();
+    int64_t jiffies_then = this_rq.wake_stamp.count() / k.tick_period_ns();
     int64_t avg_idle = this_rq.wake_avg_idle;
     for (int64_t j = jiffies_then; j < jiffies_now && avg_idle > 0; ++j) avg_idle /= 2;
     this_rq.wake_avg_idle = avg_idle;
@@ -369,7 +376,7 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   // SIS_PROP: sd->avg_scan_cost (1/8 EWMA) and the waker's idle estimate learn from scans that
   // ran to the end of the per-CPU path.
   if (k.f.on(Feature::SIS_PROP) && !has_idle_core && !cut_off) {
-    sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / 8;
+    sds.avg_scan_cost += (scan_cost - sds.avg_scan_cost) / kAvgScanCostEwmaDiv;
     this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, scan_cost);
   }
   this_rq.c.select_idle_cpu_scan_ns += scan_cost;

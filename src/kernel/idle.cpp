@@ -213,7 +213,7 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
   CpuidleDevice& dev = k.cpuidle[rq.cpu];
   dev.state = state;
   dev.entered = k.now();
-  dev.polls_with_irqs_on = idle_poll || (state < nst && states[state].name == "POLL");
+  dev.polls_with_irqs_on = idle_poll || (state < nst && states[state].is_poll());
   rq.c.idle_usage[state]++;
   cpu.set_mode(Mode::Idle);
   cpu.account(k.bucket_for_idle(state));
@@ -223,10 +223,10 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
     return;
   }
   rq.polling = polls;
-  if (state < nst && states[state].name == "POLL") {
+  if (state < nst && states[state].is_poll()) {
     // cpuidle_poll_time(): first enabled state with residency >= POLL_MIN, capped at
     // TICK_NSEC / 16.
-    int64_t limit = k.tick_ns() / 16;
+    int64_t limit = k.tick_period_ns() / 16;
     for (int i = state + 1; i < nst; ++i) {
       const auto& s = states[i];
       if (s.disabled || s.target_residency_ns < kPollMinNs) continue;

@@ -14,7 +14,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     : m(machine), f(features), topo(machine.topo), sink(opts.sink), rng(opts.seed),
       cost_rng(sim::Rng(opts.seed).split("costs")) {
   const int n = topo.nr_cpus();
-  tick_ns_ = m.tick_ns();
+  tick_period_ns_ = m.tick_period_ns();
   for (Distance d : {Distance::Self, Distance::Smt, Distance::Llc, Distance::OtherLlc,
                      Distance::OtherSocket})
     remote_read_ns_[static_cast<int>(d)] = m.remote_read_ns(d);

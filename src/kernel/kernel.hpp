@@ -124,8 +124,8 @@ class Kernel {
   int64_t remote_read(int from, int to) const { return remote_read_ns_[dist(from, to)]; }
   int64_t remote_read(Distance d) const { return remote_read_ns_[static_cast<int>(d)]; }
   int dist(int a, int b) const { return static_cast<int>(topo.distance(a, b)); }
-  int64_t tick_ns() const { return tick_ns_; }
-  int64_t jiffies() const { return now().count() / tick_ns_; }
+  int64_t tick_period_ns() const { return tick_period_ns_; }
+  int64_t jiffies() const { return now().count() / tick_period_ns_; }
   // A kernel thread of the kernel itself (ksoftirqd/N), bound to `cpu`, created asleep.
   Task* create_kthread(std::string comm, std::unique_ptr<Behavior> b, int cpu);
   trace::TaskInfo info(const Task* t) const { return {t->pid, t->comm, t->prio()}; }
@@ -178,7 +178,7 @@ class Kernel {
   std::vector<std::unique_ptr<DeferredEvent>> deferred_pool_;
   std::vector<DeferredEvent*> free_deferred_;
   int64_t remote_read_ns_[5] = {};
-  int64_t tick_ns_ = 0;
+  int64_t tick_period_ns_ = 0;
   int next_pid_ = 1000;
   int next_kthread_pid_ = 2;  // the kernel's own threads (kthreadd is 2) keep low pids
   std::vector<int> default_affinity_;

@@ -17,7 +17,7 @@ constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400
 int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
   const auto& states = k.m.idle_states;
   const MenuDevice& data = k.menu[rq.cpu];
-  int64_t tick = k.tick_ns();
+  int64_t tick = k.tick_period_ns();
   int64_t predicted = INT64_MAX / 4;  // no timer: tickless idle can last long
   if (!rq.timers.empty())
     predicted = std::max<int64_t>(0, rq.timers.front() - k.now().count());
@@ -48,10 +48,10 @@ int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
   for (int i = 0; i < static_cast<int>(states.size()); ++i) {
     const auto& s = states[i];
     if (s.disabled) continue;
-    if (poll_limited && s.name == "POLL") continue;
+    if (poll_limited && s.is_poll()) continue;
     if (chosen < 0 || s.target_residency_ns <= predicted) chosen = i;
   }
-  stop_tick = predicted >= tick && chosen >= 0 && states[chosen].name != "POLL";
+  stop_tick = predicted >= tick && chosen >= 0 && !states[chosen].is_poll();
   return chosen;  // -1: no usable state -> default_idle
 }
 

@@ -30,6 +30,9 @@ enum class SchedMode : uint8_t {
 };
 
 enum class SdLevel : uint8_t { SMT, MC, PKG, NUMA };
+// sd_init() (kernel/sched/topology.c): a domain's imbalance_pct, 110 at the SMT level.
+inline constexpr int kSdImbalancePct = 117;
+inline constexpr int kSdImbalancePctSmt = 110;
 const char* sd_level_name(SdLevel l);
 
 // One sched_domain level as seen from one CPU; the span is shared with every CPU it covers.
@@ -39,7 +42,7 @@ struct SchedDomain {
   int64_t min_interval_ms = 1;
   int64_t max_interval_ms = 2;
   int64_t balance_interval_ms = 1;
-  int imbalance_pct = 117;
+  int imbalance_pct = kSdImbalancePct;
   Time last_balance;
   int64_t max_newidle_lb_cost = 0;  // ns
   Time last_decay_max_lb_cost;
@@ -176,6 +179,8 @@ void sub_nr_running(Kernel& k, Rq& rq, int count);
 void set_task_cpu(Kernel& k, Task* p, int cpu);
 bool idle_cpu(const Kernel& k, int cpu);
 inline bool available_idle_cpu(const Kernel& k, int cpu) { return idle_cpu(k, cpu); }
+int select_fallback_rq(const Kernel& k, int cpu, const Task* p);
+int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync);
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c);
 bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu);

@@ -8,7 +8,7 @@ namespace schedlab::kernel {
 void tick_sched_timer_start(Kernel& k, int cpu) {
   CpuEvent& t = k.cpus[cpu].tick;
   if (t.scheduled()) return;
-  int64_t period = k.tick_ns();
+  int64_t period = k.tick_period_ns();
   int64_t next = (k.now().count() / period + 1) * period;
   k.ev.schedule(t, Time::ns(next));
 }

@@ -9,11 +9,6 @@
 
 namespace schedlab::kernel {
 
-namespace {
-constexpr int kImbalancePctSmt = 110;  // sd_init(): SMT level
-constexpr int kImbalancePct = 117;     // sd_init(): other levels
-}  // namespace
-
 CpuTopology::CpuTopology(const machine::Topology& t)
     : threads_per_core_(t.threads_per_core), llc_size_(t.llc_size()) {
   int n = t.nr_cpus();
@@ -65,7 +60,7 @@ void build_sched_domains(Kernel& k) {
       sd.min_interval_ms = w;
       sd.max_interval_ms = 2 * w;
       sd.balance_interval_ms = w;
-      sd.imbalance_pct = level == SdLevel::SMT ? kImbalancePctSmt : kImbalancePct;
+      sd.imbalance_pct = level == SdLevel::SMT ? kSdImbalancePctSmt : kSdImbalancePct;
       // A machine that has been up a while: the CPUs of a domain are due for balancing at
       // evenly spread times rather than all at once (as they would be right after boot).
       int64_t pos = std::lower_bound(span.begin(), span.end(), cpu) - span.begin();

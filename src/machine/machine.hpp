@@ -42,6 +42,8 @@ struct Topology {
 inline constexpr size_t kMaxIdleStates = 10;
 
 // One cpuidle state, with the name the machine's cpuidle driver gives it.
+inline constexpr const char* kPollStateName = "POLL";  // cpuidle's poll_idle state
+
 struct IdleState {
   std::string name;             // "POLL", "C1", "C1E", "C6", "WFI", ...
   std::string desc;             // sysfs `desc`
@@ -51,6 +53,9 @@ struct IdleState {
   bool polling = false;         // keeps TIF_POLLING_NRFLAG set while in the state (POLL, MWAIT)
   bool disabled = false;        // cpuidle/stateN/disable
   bool operator==(const IdleState&) const = default;
+  // The polling state of drivers/cpuidle/poll_state.c (CPUIDLE_FLAG_POLLING; state 0, named
+  // "POLL": the profile loader checks both).
+  bool is_poll() const { return name == kPollStateName; }
 };
 
 // Named costs, all in nanoseconds unless the name says otherwise. Each field is also a TOML
@@ -140,7 +145,8 @@ struct Machine {
   Tunables tunables;
   Noise noise;
 
-  int64_t tick_ns() const { return 1000000000 / tunables.hz; }
+  // The tick period (1 s / CONFIG_HZ); costs.tick_ns is the work of one tick, not its period.
+  int64_t tick_period_ns() const { return 1000000000 / tunables.hz; }
   int64_t remote_read_ns(Distance d) const;
   int64_t ipi_latency_ns(Distance d) const;
   int64_t cache_cold_ns(Distance d) const;

@@ -17,6 +17,7 @@
 #include "machine/machine.hpp"
 #include "machine/params_table.hpp"
 #include "machine/toml_reader.hpp"
+#include "util/text.hpp"
 
 namespace schedlab::machine {
 
@@ -28,7 +29,6 @@ namespace {
 
 const std::vector<std::string> kKnownArches = {"x86_64", "arm64"};
 const std::vector<std::string> kKnownGovernors = {"menu", "teo", "haltpoll", "ladder"};
-const char* const kPollStateName = "POLL";
 const char* const kProfileExt = ".toml";
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
@@ -111,7 +111,7 @@ std::optional<Problem> check_idle_states(const Machine& m) {
       std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
       if (auto p = range_problem(key, as_double(f.ref(s)), f.min, f.max, f.unit, at + "." + f.name)) return p;
     }
-    if (s.name == kPollStateName) {
+    if (s.is_poll()) {
       if (i != 0)
         return Problem{fmt::format("idle state {} must be state 0 (it is state {})", kPollStateName, i),
                        at + ".name"};
@@ -328,14 +328,6 @@ Machine load_profile(const std::string& name_or_path) {
 
 namespace {
 
-std::string trim(std::string s) {
-  const char* ws = " \t\r\n";
-  s.erase(0, s.find_first_not_of(ws));
-  auto end = s.find_last_not_of(ws);
-  s.erase(end == std::string::npos ? 0 : end + 1);
-  return s;
-}
-
 // Parses `text` into *ref; returns an error message or "".
 std::string parse_value(const std::string& text, const FieldRef& ref) {
   return std::visit(
@@ -367,8 +359,8 @@ void apply_set(Machine& m, const std::string& assignment) {
   };
   auto eq = assignment.find('=');
   if (eq == std::string::npos) fail("expected KEY=VALUE");
-  std::string key = trim(assignment.substr(0, eq));
-  std::string value = trim(assignment.substr(eq + 1));
+  std::string key(util::trim(std::string_view(assignment).substr(0, eq)));
+  std::string value(util::trim(std::string_view(assignment).substr(eq + 1)));
   if (key.empty()) fail("empty key");
   if (value.empty()) fail("empty value");
 
@@ -420,10 +412,10 @@ void disable_idle_states(Machine& m, const std::vector<std::string>& names) {
     std::string part;
     bool any = false;
     while (std::getline(ss, part, ',')) {
-      split.push_back(trim(part));
+      split.emplace_back(util::trim(part));
       any = true;
     }
-    if (!any) split.push_back(trim(n));
+    if (!any) split.emplace_back(util::trim(n));
   }
   Machine copy = m;
   for (const auto& n : split) {

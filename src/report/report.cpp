@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include "util/text.hpp"
 
 namespace schedlab::report {
 
@@ -236,16 +237,6 @@ std::string render_json(const std::vector<MetricResult>& results, const Options&
   return doc.dump(2) + "\n";
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c;
-  }
-  return o + "\"";
-}
-
 std::string csv_num(double v) {
   if (std::isnan(v) || std::isinf(v)) return "";
   return fmt::format("{}", v);  // shortest form that reads back to the same double
@@ -258,10 +249,10 @@ std::string render_csv(const std::vector<MetricResult>& results) {
   for (const auto& m : results) {
     for (std::size_t i = 0; i < m.sets.size(); ++i) {
       const auto& s = m.sets[i];
-      std::vector<std::string> f{csv_field(m.name),
-                                 csv_field(m.unit),
+      std::vector<std::string> f{util::csv_field(m.name),
+                                 util::csv_field(m.unit),
                                  direction_id(m.dir),
-                                 csv_field(s.label),
+                                 util::csv_field(s.label),
                                  i == 0 ? "true" : "false",
                                  fmt::format("{}", s.summary.count),
                                  csv_num(s.summary.mean),

@@ -1,4 +1,5 @@
 #include "report/samples.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -23,13 +24,7 @@ std::string check_magnitude(double v) {
              : std::string();
 }
 
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n\v\f";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
+using util::trim;
 
 // A finite number, or a SampleError naming where it came from.
 double parse_number(std::string_view text, const std::string& where) {

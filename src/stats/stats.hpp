@@ -121,23 +121,12 @@ struct BootstrapCi {
   std::uint64_t seed = 0;
 };
 
-// Resamples both samples with replacement `resamples` times with a xoshiro256** stream seeded
-// by `seed` (via SplitMix64); the interval is the Linear quantiles (1-level)/2 and (1+level)/2 of
+// Resamples both samples with replacement `resamples` times with a sim::Rng stream seeded by
+// `seed` (xoshiro256** seeded via SplitMix64); the interval is the Linear quantiles (1-level)/2 and (1+level)/2 of
 // the resampled differences. Deterministic for a given (inputs, level, resamples, seed).
 BootstrapCi bootstrap_mean_diff_ci(std::span<const double> base, std::span<const double> other,
                                    double level = 0.95, unsigned resamples = 2000,
                                    std::uint64_t seed = 1);
 
-// The small PRNG used by the bootstrap (exposed for tests): xoshiro256** seeded with SplitMix64.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(std::uint64_t seed);
-  std::uint64_t next();
-  // Uniform in [0, n), n > 0, without modulo bias.
-  std::uint64_t below(std::uint64_t n);
-
- private:
-  std::uint64_t s_[4];
-};
 
 }  // namespace schedlab::stats

@@ -1,6 +1,7 @@
 // The interface through which the kernel model reports what happens. Writers for trace-cmd
-// .dat, ftrace text and Perfetto JSON implement it (see docs/architecture.md); so does the
-// sanity checker. Every call carries the simulated time and the CPU the event happens on.
+// .dat, ftrace text and Perfetto JSON implement it (see docs/architecture.md), as do tests'
+// recorders; the sanity checker (kernel/check.hpp) is not a sink: it reads the kernel's state
+// after every event. Every call carries the simulated time and the CPU the event happens on.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -50,25 +51,26 @@ const char* ipi_reason(IpiKind k);  // "Rescheduling interrupts", "Single functi
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
-  virtual void begin(const machine::Machine& m) {}
-  virtual void end(Time t) {}
-  virtual void sched_switch(Time t, int cpu, const TaskInfo& prev, PrevState prev_state,
-                            const TaskInfo& next) {}
+  virtual void begin(const machine::Machine& /*m*/) {}
+  virtual void end(Time /*t*/) {}
+  virtual void sched_switch(Time /*t*/, int /*cpu*/, const TaskInfo& /*prev*/,
+                            PrevState /*prev_state*/, const TaskInfo& /*next*/) {}
   // Emitted on the waker's CPU when try_to_wake_up() starts.
-  virtual void sched_waking(Time t, int cpu, const TaskInfo& p, int target_cpu) {}
+  virtual void sched_waking(Time /*t*/, int /*cpu*/, const TaskInfo& /*p*/, int /*target_cpu*/) {}
   // Emitted on the CPU that enqueues the task (ttwu_do_activate).
-  virtual void sched_wakeup(Time t, int cpu, const TaskInfo& p, int target_cpu) {}
-  virtual void sched_migrate_task(Time t, int cpu, const TaskInfo& p, int orig_cpu,
-                                  int dest_cpu) {}
+  virtual void sched_wakeup(Time /*t*/, int /*cpu*/, const TaskInfo& /*p*/, int /*target_cpu*/) {}
+  virtual void sched_migrate_task(Time /*t*/, int /*cpu*/, const TaskInfo& /*p*/,
+                                  int /*orig_cpu*/, int /*dest_cpu*/) {}
   // state = cpuidle state index entered, or -1 on exit (printed as 4294967295).
-  virtual void cpu_idle(Time t, int cpu, int state) {}
-  virtual void ipi_raise(Time t, int cpu, int target_cpu, IpiKind kind) {}
-  virtual void ipi_entry(Time t, int cpu, IpiKind kind) {}
-  virtual void ipi_exit(Time t, int cpu, IpiKind kind) {}
+  virtual void cpu_idle(Time /*t*/, int /*cpu*/, int /*state*/) {}
+  virtual void ipi_raise(Time /*t*/, int /*cpu*/, int /*target_cpu*/, IpiKind /*kind*/) {}
+  virtual void ipi_entry(Time /*t*/, int /*cpu*/, IpiKind /*kind*/) {}
+  virtual void ipi_exit(Time /*t*/, int /*cpu*/, IpiKind /*kind*/) {}
   // sched_wake_idle_without_ipi: a polling idle CPU was woken by a flag store.
-  virtual void wake_idle_without_ipi(Time t, int cpu, int target_cpu) {}
+  virtual void wake_idle_without_ipi(Time /*t*/, int /*cpu*/, int /*target_cpu*/) {}
   // A kernel path running on `cpu` from t_begin to t_end (for timeline views).
-  virtual void kernel_slice(int cpu, Time t_begin, Time t_end, KernelPath path) {}
+  virtual void kernel_slice(int /*cpu*/, Time /*t_begin*/, Time /*t_end*/,
+                            KernelPath /*path*/) {}
 };
 
 }  // namespace schedlab::trace

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "trace/writer_common.hpp"
+#include "util/text.hpp"
 
 namespace schedlab::trace {
 
@@ -83,16 +84,9 @@ void TeeSink::kernel_slice(int cpu, Time b, Time e, KernelPath path) {
 
 namespace {
 
-std::string trim(std::string s) {
-  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
-  s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), sp));
-  s.erase(std::find_if_not(s.rbegin(), s.rend(), sp).base(), s.end());
-  return s;
-}
-
 // "<digits>[.<digits>][unit]" -> nanoseconds, exactly (no floating point).
 Time parse_time(const std::string& whole, const std::string& raw, const char* which) {
-  std::string s = trim(raw);
+  std::string s(util::trim(raw));
   auto bad = [&](const std::string& why) {
     return TraceError(
         fmt::format("--trace-window '{}': bad {} time '{}': {}", whole, which, s, why));
@@ -109,7 +103,7 @@ Time parse_time(const std::string& whole, const std::string& raw, const char* wh
     if (!s.empty() && s[0] == '-') throw bad("negative times are not allowed");
     throw bad("not a number (expected e.g. 0.5s, 100ms, 1500us)");
   }
-  std::string unit = trim(s.substr(i));
+  std::string unit(util::trim(std::string_view(s).substr(i)));
   int scale_digits;  // log10(ns per unit)
   if (unit.empty() || unit == "s") scale_digits = 9;
   else if (unit == "ms") scale_digits = 6;

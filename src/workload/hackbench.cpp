@@ -25,7 +25,7 @@ class Sender : public Program {
         exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (i_ == loops_) {
       if (exited_) return;
       exited_ = true;
@@ -60,7 +60,7 @@ class Receiver : public Program {
       : ch_(ch), total_(total), costs_(costs), exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (got_ == total_) {
       if (exited_) return;
       exited_ = true;
@@ -90,7 +90,7 @@ class Main : public Program {
       : children_(children), write_ns_(write_ns), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& /*self*/) override {
     switch (phase_) {
       case 0:
         phase_ = 1;

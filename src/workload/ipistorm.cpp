@@ -25,7 +25,7 @@ class IpiThread : public Program {
   IpiThread(int target, const IpistormOptions& o, Shared* sh) : target_(target), o_(o), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& /*self*/) override {
     if (!started_) {
       started_ = true;
       // All threads are released together (the module lets them spin until all have started).

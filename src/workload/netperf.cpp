@@ -33,7 +33,7 @@ class RrClient : public Program {
       : p_(p), req_(req), resp_(resp), c_(c), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (!sent_) {
       if (write(p_->to_server, req_, c_, self)) sent_ = true;
       return;
@@ -59,7 +59,7 @@ class RrServer : public Program {
   RrServer(Pair* p, int64_t resp, ChannelCosts c) : p_(p), resp_(resp), c_(c) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (!have_) {
       if (read(p_->to_server, c_, self)) have_ = true;
       return;

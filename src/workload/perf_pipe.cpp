@@ -19,7 +19,7 @@ class PipeWorker : public Program {
       : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (i_ == loops_) {
       if (done_) return;
       done_ = true;

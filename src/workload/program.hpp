@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <functional>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -60,8 +62,16 @@ class StepFn {
 
 class Program : public kernel::Behavior {
  public:
+  // A program that runs this many items without producing an action is stuck (a bug).
+  static constexpr int64_t kMaxItemsPerAction = 1000000;
   Action next(Api& k, Task& self) final {
-    for (int guard = 0; guard < 1000000; ++guard) {
+    for (int64_t items = 0;; ++items) {
+      if (items == kMaxItemsPerAction)
+        throw std::logic_error("workload program of pid " + std::to_string(k.stat(self).pid) +
+                               " ran " +
+                               std::to_string(kMaxItemsPerAction) +
+                               " steps without an action (a workload bug: it never blocks, "
+                               "computes or exits)");
       if (queue_.empty()) step(k, self);
       if (queue_.empty()) return Action::exit();
       Item it = queue_.pop_front();
@@ -95,7 +105,6 @@ class Program : public kernel::Behavior {
         inserted_.clear();
       }
     }
-    return Action::exit();
   }
 
  protected:

@@ -14,6 +14,7 @@
 #include "workload/rtapp.hpp"
 #include "workload/options.hpp"
 #include "workload/workload.hpp"
+#include "util/text.hpp"
 
 namespace schedlab::workload {
 
@@ -94,32 +95,17 @@ std::vector<ParsedOpt> getopt(const std::string& tool, const std::vector<std::st
 }
 
 std::vector<int> parse_cpulist(const std::string& flag, const std::string& value, int nr_cpus) {
-  if (value.empty()) throw WorkloadError(fmt::format("{}: empty CPU list", flag));
-  std::vector<bool> set(static_cast<size_t>(nr_cpus), false);
-  size_t pos = 0;
-  while (pos <= value.size()) {
-    size_t comma = value.find(',', pos);
-    std::string item = value.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    auto dash = item.find('-');
-    std::string a = item.substr(0, dash);
-    std::string b = dash == std::string::npos ? a : item.substr(dash + 1);
-    auto num = [&](const std::string& x) {
-      if (x.empty() || x.find_first_not_of("0123456789") != std::string::npos || x.size() > 9)
-        throw WorkloadError(fmt::format("{}: bad CPU list '{}'", flag, value));
-      return std::stoi(x);
-    };
-    int lo = num(a), hi = num(b);
-    if (lo > hi) throw WorkloadError(fmt::format("{}: bad CPU range '{}'", flag, item));
-    if (hi >= nr_cpus)
-      throw WorkloadError(fmt::format("{}: CPU {} is beyond the machine ({} CPUs)", flag, hi, nr_cpus));
-    for (int c = lo; c <= hi; ++c) set[static_cast<size_t>(c)] = true;
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  if (util::trim(value).empty()) throw WorkloadError(fmt::format("{}: empty CPU list", flag));
+  std::vector<int> cpus;
+  try {
+    cpus = util::parse_cpu_list(value);
+  } catch (const std::invalid_argument& e) {
+    throw WorkloadError(fmt::format("{}: {}", flag, e.what()));
   }
-  std::vector<int> out;
-  for (int c = 0; c < nr_cpus; ++c)
-    if (set[static_cast<size_t>(c)]) out.push_back(c);
-  return out;
+  if (cpus.back() >= nr_cpus)
+    throw WorkloadError(
+        fmt::format("{}: CPU {} is beyond the machine ({} CPUs)", flag, cpus.back(), nr_cpus));
+  return cpus;
 }
 
 double parse_number(const std::string& flag, const std::string& value, double min, double max) {

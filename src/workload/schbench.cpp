@@ -122,12 +122,12 @@ class WorkerProg : public FutexProgram {
   WorkerProg(Worker* w, Shared* sh) : w_(w), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& /*self*/) override {
     if (sh_->stopping) {
       push(Action::block());
       return;
     }
-    if (sh_->o.rps > 0) return step_rps(k, self);
+    if (sh_->o.rps > 0) return step_rps();
     switch (phase_) {
       case Post:
         // msg_and_wait(): mark blocked, stamp, queue on the message thread, fpost() it.
@@ -154,7 +154,7 @@ class WorkerProg : public FutexProgram {
         start_request();
         return;
       case Lock:
-        take_lock(self);
+        take_lock();
         return;
       case Math:
         push(Action::compute(sh_->math_ns));
@@ -186,7 +186,7 @@ class WorkerProg : public FutexProgram {
   // The per-CPU lock: trylock on the lock of the CPU we were on when we started spinning;
   // once we hold it, re-check the CPU (we may have migrated while spinning) and retry if it
   // changed. Spinning is CPU time in kLockSpinStepNs steps, preemptible like any computation.
-  void take_lock(Task& self) {
+  void take_lock() {
     push([this](Api& k, Task& self) {
       int cpu = k.task_cpu(self);
       if (spin_cpu_ < 0) spin_cpu_ = cpu;
@@ -218,7 +218,7 @@ class WorkerProg : public FutexProgram {
 
   // RPS mode: process pending requests back to back; block (and record wakeup latency) only
   // when the list is empty.
-  void step_rps(Api& k, Task& self) {
+  void step_rps() {
     switch (phase_) {
       case Post:
       case Wait:
@@ -244,7 +244,7 @@ class WorkerProg : public FutexProgram {
         futex_wait(&w_->futex_blocked, sh_->futex_wait_ns);
         return;
       case Lock:
-        take_lock(self);
+        take_lock();
         return;
       case Math:
         push(Action::compute(sh_->math_ns));

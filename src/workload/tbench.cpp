@@ -171,7 +171,7 @@ class Server : public Program {
       : c_(c), send_(send), recv_(recv), sh_(sh) {}
 
  protected:
-  void step(Api& k, Task& self) override {
+  void step(Api& /*k*/, Task& self) override {
     if (!have_) {
       if (read(c_->to_server, recv_, self)) have_ = true;
       return;

@@ -268,22 +268,6 @@ TEST(Probe, RealSysfsDoesNotCrash) {
   EXPECT_FALSE(r.machine.idle_states.empty());
 }
 
-TEST(WriteFileAtomic, WritesAndReplaces) {
-  fs::path dir = fs::temp_directory_path() / ("schedlab-atomic-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  std::string p = (dir / "sub/host.toml").string();
-  host::write_file_atomic(p, "a\n");
-  host::write_file_atomic(p, "b\n");
-  std::ifstream in(p);
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(s, "b\n");
-  int files = 0;
-  for (auto& e : fs::directory_iterator(dir / "sub")) (void)e, ++files;
-  EXPECT_EQ(files, 1);  // no temp left behind
-  fs::remove_all(dir);
-  EXPECT_THROW(host::write_file_atomic("/proc/schedlab-no/x", "a"), host::HostError);
-}
-
 // A repeated state name (sysfs does not forbid it) would make an invalid profile, reported
 // against a file never written: the probe keeps both, renames the second and says where.
 TEST(Probe, DuplicateIdleStateNameIsRenamedWithAWarning) {

@@ -78,7 +78,7 @@ std::unique_ptr<Kernel> busy(const std::string& features, const std::string& set
   if (!set.empty()) f.apply_set(set);
   auto k = std::make_unique<Kernel>(test_machine(1, 2, 1, 2), f, KernelOptions{1, nullptr});
   for (int i = 0; i < 4; ++i)
-    k->create_task("t" + std::to_string(i), lambda([](Api&, Task&, int n) {
+    k->create_task(std::string("t").append(std::to_string(i)), lambda([](Api&, Task&, int n) {
                      if (n >= 200) return Action::exit();
                      return n % 2 ? Action::sleep(300000) : Action::compute(900000);
                    }),

@@ -15,9 +15,6 @@ using sim::Time;
 
 namespace {
 
-// Two cores without SMT in one LLC.
-machine::Machine two_cpus() { return test_machine(1, 2, 1, 2); }
-
 }  // namespace
 
 TEST(Mechanisms, DisabledIdleStatesAreNeverEntered) {

@@ -124,6 +124,6 @@ TEST(machineTopology, DistanceCostsFollowTheProfile) {
   EXPECT_EQ(m.remote_read_ns(Distance::OtherSocket), m.costs.remote_read_other_socket_ns);
   EXPECT_EQ(m.ipi_latency_ns(Distance::OtherLlc), m.costs.ipi_latency_other_llc_ns);
   EXPECT_EQ(m.cache_cold_ns(Distance::OtherSocket), m.costs.cache_cold_other_socket_ns);
-  EXPECT_EQ(m.tick_ns(), 4000000);  // HZ 250
-  EXPECT_EQ(load_profile("spr-2s").tick_ns(), 1000000);
+  EXPECT_EQ(m.tick_period_ns(), 4000000);  // HZ 250
+  EXPECT_EQ(load_profile("spr-2s").tick_period_ns(), 1000000);
 }

@@ -211,16 +211,3 @@ TEST(statsBootstrap, ConstantSamplesGiveAPointInterval) {
   EXPECT_DOUBLE_EQ(c.high, 1.0);
 }
 
-TEST(statsXoshiro, BelowStaysInRangeAndCoversIt) {
-  Xoshiro256 rng(42);
-  std::vector<int> hits(7, 0);
-  for (int i = 0; i < 7000; ++i) {
-    auto v = rng.below(7);
-    ASSERT_LT(v, 7u);
-    ++hits[v];
-  }
-  for (int h : hits) EXPECT_GT(h, 800);
-  Xoshiro256 a(1), b(1), c(2);
-  EXPECT_EQ(a.next(), b.next());
-  EXPECT_NE(Xoshiro256(1).next(), c.next());
-}

@@ -104,7 +104,9 @@ TEST(Ipistorm, BackToBackCallsAreKicksOrIpis) {
     EXPECT_EQ(c.csd_run_ipi, c.ipi_received[1]) << disable;
     EXPECT_GT(c.csd_run_ipi, c.nohz_csd_run) << disable;
     // With polling states some calls find the target polling again in time: a kick.
-    if (!disable) EXPECT_GT(c.csd_run_idle, c.nohz_csd_run);
+    if (!disable) {
+      EXPECT_GT(c.csd_run_idle, c.nohz_csd_run);
+    }
   }
 }
 

@@ -81,9 +81,12 @@ bool has_warning(const Rtapp& w, const std::string& s) {
   return false;
 }
 
-// A global object: pLoad given (no calibration notice), logs kept in memory by the tests.
-std::string global(const std::string& extra = "") {
-  return R"("global": { "calibration": 100, "logdir": "/tmp")" + (extra.empty() ? "" : ", " + extra) + " },\n";
+// The opening brace and a global object: pLoad given (no calibration notice), logs kept in
+// memory by the tests.
+std::string open_global(const std::string& extra = "") {
+  std::string s = R"({"global": { "calibration": 100, "logdir": "/tmp")";
+  if (!extra.empty()) s.append(", ").append(extra);
+  return s.append(" },\n");
 }
 
 }  // namespace
@@ -91,7 +94,7 @@ std::string global(const std::string& extra = "") {
 // ---- run, runtime, sleep ------------------------------------------------------------------
 
 TEST(Rtapp, RunIsAFixedAmountOfWorkLoggedPerIteration) {
-  auto r = run("{" + global() + R"("tasks": { "t": { "loop": 5, "run": 1000 } } })");
+  auto r = run(open_global() + R"("tasks": { "t": { "loop": 5, "run": 1000 } } })");
   const auto& rows = r.rows("t-0");
   ASSERT_EQ(rows.size(), 5u);
   for (const auto& x : rows) {
@@ -131,8 +134,8 @@ TEST(Rtapp, RuntimeIsFixedWallTimeRunIsFixedWork) {
 }
 
 TEST(Rtapp, SleepBlocksWithTimerSlackForFairTasksOnly) {
-  auto other = run("{" + global() + R"("tasks": { "t": { "loop": 4, "run": 100, "sleep": 1000 } } })", one_cpu());
-  auto fifo = run("{" + global() + R"("tasks": { "t": { "policy": "SCHED_FIFO", "loop": 4, "run": 100, "sleep": 1000 } } })",
+  auto other = run(open_global() + R"("tasks": { "t": { "loop": 4, "run": 100, "sleep": 1000 } } })", one_cpu());
+  auto fifo = run(open_global() + R"("tasks": { "t": { "policy": "SCHED_FIFO", "loop": 4, "run": 100, "sleep": 1000 } } })",
                   one_cpu());
   for (const auto& x : other.rows("t-0")) {
     EXPECT_GE(x.period, 1150u);  // run + sleep + the 50 us default slack + the wakeup
@@ -150,7 +153,7 @@ TEST(Rtapp, SleepBlocksWithTimerSlackForFairTasksOnly) {
 // ---- timer ----------------------------------------------------------------------------------
 
 TEST(Rtapp, TimerKeepsThePeriodAndLogsSlackAndWakeupLatency) {
-  auto r = run("{" + global() +
+  auto r = run(open_global() +
                R"("tasks": { "t": { "loop": 10, "run": 1000, "timer": { "ref": "unique", "period": 5000 } } } })");
   const auto& rows = r.rows("t-0");
   ASSERT_EQ(rows.size(), 10u);
@@ -163,7 +166,9 @@ TEST(Rtapp, TimerKeepsThePeriodAndLogsSlackAndWakeupLatency) {
     EXPECT_GE(x.slack, 3800);
     EXPECT_LE(x.slack, 4000);
     EXPECT_EQ(x.missed, 0);
-    if (i > 0) EXPECT_EQ(x.period, 5000u);
+    if (i > 0) {
+      EXPECT_EQ(x.period, 5000u);
+    }
   }
   EXPECT_EQ(r.metric("missed"), 0);
   EXPECT_EQ(r.metric("t.wu_lat_p50"), rows[5].wu_lat);
@@ -172,7 +177,7 @@ TEST(Rtapp, TimerKeepsThePeriodAndLogsSlackAndWakeupLatency) {
 
 namespace {
 std::string overrun(const std::string& mode) {
-  return "{" + global() + R"("tasks": { "t": { "loop": 1, "phases": {
+  return open_global() + R"("tasks": { "t": { "loop": 1, "phases": {
       "before": { "loop": 3, "run": 1000, "timer": { "ref": "unique", "period": 5000, "mode": ")" + mode + R"(" } },
       "overrun": { "loop": 1, "run": 12000, "timer": { "ref": "unique", "period": 5000 } },
       "after": { "loop": 4, "run": 1000, "timer": { "ref": "unique", "period": 5000 } } } } } })";
@@ -201,9 +206,9 @@ TEST(Rtapp, MissedActivationRelativeRebasesAbsoluteCatchesUp) {
 }
 
 TEST(Rtapp, UniqueTimersArePerThreadSharedOnesAdvanceForEveryUser) {
-  auto uniq = run("{" + global() +
+  auto uniq = run(open_global() +
                   R"("tasks": { "t": { "instance": 2, "loop": 6, "run": 500, "timer": { "ref": "unique", "period": 4000 } } } })");
-  auto shared = run("{" + global() +
+  auto shared = run(open_global() +
                     R"("tasks": { "t": { "instance": 2, "loop": 6, "run": 500, "timer": { "ref": "tick", "period": 4000 } } } })");
   for (const char* th : {"t-0", "t-1"}) {
     EXPECT_EQ(uniq.rows(th).back().period, 4000u) << th;
@@ -216,8 +221,8 @@ TEST(Rtapp, CumulativeSlackAddsTheTimersOfAPhase) {
   // Two activations of one timer per iteration, each leaving about 900 us of slack.
   const std::string tasks = R"("tasks": { "t": { "loop": 3, "run": 100, "timer": { "ref": "a", "period": 1000 },
       "run2": 100, "timer2": { "ref": "a", "period": 1000 } } } })";
-  auto last = run("{" + global() + tasks);
-  auto cum = run("{" + global(R"("cumulative_slack": true)") + tasks);
+  auto last = run(open_global() + tasks);
+  auto cum = run(open_global(R"("cumulative_slack": true)") + tasks);
   const auto& l = last.rows("t-0");
   const auto& c = cum.rows("t-0");
   ASSERT_EQ(l.size(), 3u);
@@ -232,8 +237,8 @@ TEST(Rtapp, CumulativeSlackAddsTheTimersOfAPhase) {
 
 TEST(Rtapp, ContendedMutexSerializesAndBlocksInTheKernel) {
   const std::string body = R"("loop": 20, "lock": "m", "run": 1000, "unlock": "m")";
-  auto locked = run("{" + global() + R"("tasks": { "a": { "cpus": [0], )" + body + R"( }, "b": { "cpus": [1], )" + body + " } } }");
-  auto free = run("{" + global() + R"("tasks": { "a": { "cpus": [0], "loop": 20, "run": 1000 }, "b": { "cpus": [1], "loop": 20, "run": 1000 } } })");
+  auto locked = run(open_global() + R"("tasks": { "a": { "cpus": [0], )" + body + R"( }, "b": { "cpus": [1], )" + body + " } } }");
+  auto free = run(open_global() + R"("tasks": { "a": { "cpus": [0], "loop": 20, "run": 1000 }, "b": { "cpus": [1], "loop": 20, "run": 1000 } } })");
   EXPECT_GE(locked.last_end(), 40000u);  // 2 x 20 x 1 ms, one at a time
   EXPECT_LE(free.last_end(), 21000u);
   // The loser waits in FUTEX_WAIT (a block: CPU 1 goes idle) and is woken by FUTEX_WAKE.
@@ -246,7 +251,7 @@ TEST(Rtapp, SignalWakesOneWaiterBroadcastWakesAll) {
     return R"("c": { "instance": )" + n + R"(, "loop": 10, "lock": "m", "wait": { "ref": "q", "mutex": "m" }, "unlock": "m", "run": 100 },)";
   };
   const std::string producer = R"("p": { "delay": 500, "loop": 10, "run": 1000, "lock": "m", "broad": "q", "unlock": "m", "sleep": 1000 })";
-  auto r = run("{" + global() + R"("tasks": { )" + waiters("3") + producer + " } }");
+  auto r = run(open_global() + R"("tasks": { )" + waiters("3") + producer + " } }");
   for (const char* th : {"c-0", "c-1", "c-2"}) {
     const auto& rows = r.rows(th);
     ASSERT_EQ(rows.size(), 10u) << th;
@@ -255,7 +260,7 @@ TEST(Rtapp, SignalWakesOneWaiterBroadcastWakesAll) {
   }
   // With signal only one of the three wakes per signal: 10 signals for 30 waits leave the
   // others waiting, and without a duration rt-app would hang: a deadlock error.
-  std::string e = run_error("{" + global() + R"("tasks": { )" + waiters("3") +
+  std::string e = run_error(open_global() + R"("tasks": { )" + waiters("3") +
                             R"("p": { "delay": 500, "loop": 10, "run": 1000, "lock": "m", "signal": "q", "unlock": "m", "sleep": 1000 } } })");
   EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
   EXPECT_NE(e.find("c-"), std::string::npos) << e;
@@ -264,7 +269,7 @@ TEST(Rtapp, SignalWakesOneWaiterBroadcastWakesAll) {
 
 TEST(Rtapp, SyncPingPongsAndADeadlockWithADurationIsAWarning) {
   const std::string body = R"("loop": -1, "lock": "m", "sync": { "ref": "c", "mutex": "m" }, "unlock": "m", "run": 100)";
-  auto r = run("{" + global(R"("duration": 1)") + R"("tasks": { "a": { "cpus": [0], )" + body +
+  auto r = run(open_global(R"("duration": 1)") + R"("tasks": { "a": { "cpus": [0], )" + body +
                R"( }, "b": { "cpus": [1], )" + body + " } } }");
   // Each sync wakes the other thread and waits for it: they alternate for the whole second.
   size_t a = r.rows("a-0").size(), b = r.rows("b-1").size();
@@ -272,7 +277,7 @@ TEST(Rtapp, SyncPingPongsAndADeadlockWithADurationIsAWarning) {
   EXPECT_LE(std::max(a, b) - std::min(a, b), 1u);
   EXPECT_GE(r.k->total().context_switches, static_cast<int64_t>(2 * (a + b)));
   // A lone sync thread waits forever: with a duration the run goes on, with a warning.
-  auto lone = run("{" + global(R"("duration": 1)") + R"("tasks": { "a": { )" + body + " } } }");
+  auto lone = run(open_global(R"("duration": 1)") + R"("tasks": { "a": { )" + body + " } } }");
   EXPECT_TRUE(has_warning(*lone.w, "deadlock")) << "no deadlock warning";
   EXPECT_EQ(lone.rows("a-0").size(), 0u);
 }
@@ -281,7 +286,7 @@ TEST(Rtapp, BarrierHoldsEveryoneUntilTheSlowestArrives) {
   auto task = [](const char* n, int us) {
     return fmt::format(R"("{}": {{ "loop": 5, "run": {}, "barrier": "b" }})", n, us);
   };
-  auto r = run("{" + global() + R"("tasks": { )" + task("fast", 100) + "," + task("mid", 500) + "," +
+  auto r = run(open_global() + R"("tasks": { )" + task("fast", 100) + "," + task("mid", 500) + "," +
                    task("slow", 2000) + " } }",
                fixture::test_machine(1, 4, 1, 4));
   for (const char* th : {"fast-0", "mid-1", "slow-2"}) {
@@ -299,7 +304,7 @@ TEST(Rtapp, BarrierHoldsEveryoneUntilTheSlowestArrives) {
 }
 
 TEST(Rtapp, SuspendWaitsForResume) {
-  auto r = run("{" + global() + R"("tasks": {
+  auto r = run(open_global() + R"("tasks": {
       "a": { "loop": 5, "suspend": "x", "run": 100 },
       "b": { "loop": 5, "run": 1000, "resume": "a", "sleep": 500 } } })");
   const auto& a = r.rows("a-0");
@@ -313,7 +318,7 @@ TEST(Rtapp, SuspendWaitsForResume) {
 }
 
 TEST(Rtapp, SemaphoreRemembersPostsConditionsDoNot) {
-  auto sem = run("{" + global() + R"("tasks": {
+  auto sem = run(open_global() + R"("tasks": {
       "p": { "loop": 1, "sem_post": "s", "sem_post2": "s", "sem_post3": "s", "run": 10 },
       "c": { "delay": 2000, "loop": 3, "sem_wait": "s", "run": 100 } } })");
   // The three posts came before the waits: the consumer never blocks.
@@ -321,7 +326,7 @@ TEST(Rtapp, SemaphoreRemembersPostsConditionsDoNot) {
   ASSERT_EQ(c.size(), 3u);
   for (const auto& x : c) EXPECT_LE(x.period, 110u);
   // A wait before the post blocks and the post wakes it.
-  auto late = run("{" + global() + R"("tasks": {
+  auto late = run(open_global() + R"("tasks": {
       "p": { "delay": 3000, "loop": 1, "run": 10, "sem_post": "s" },
       "c": { "loop": 1, "sem_wait": "s", "run": 100 } } })");
   EXPECT_GE(late.rows("c-1").at(0).end, 3000u);
@@ -333,8 +338,8 @@ TEST(Rtapp, SemaphoreRemembersPostsConditionsDoNot) {
 TEST(Rtapp, YieldHandsTheCpuToTheOtherThread) {
   const std::string with = R"("tasks": { "a": { "loop": 50, "run": 100, "yield": "" }, "b": { "loop": 50, "run": 100, "yield": "" } } })";
   const std::string without = R"("tasks": { "a": { "loop": 50, "run": 100 }, "b": { "loop": 50, "run": 100 } } })";
-  auto y = run("{" + global() + with, one_cpu());
-  auto n = run("{" + global() + without, one_cpu());
+  auto y = run(open_global() + with, one_cpu());
+  auto n = run(open_global() + without, one_cpu());
   EXPECT_GE(y.k->total().context_switches, 95);
   EXPECT_LT(n.k->total().context_switches, 20);
   // Interleaved: a's rows end while b is between its own.
@@ -342,7 +347,7 @@ TEST(Rtapp, YieldHandsTheCpuToTheOtherThread) {
 }
 
 TEST(Rtapp, ForkCreatesThreadsNamedAsRtApp) {
-  auto r = run("{" + global() + R"("tasks": {
+  auto r = run(open_global() + R"("tasks": {
       "parent": { "loop": 3, "fork": "child", "run": 100 },
       "child": { "instance": 0, "loop": 2, "run": 50 } } })");
   std::vector<std::string> names;
@@ -356,21 +361,21 @@ TEST(Rtapp, ForkCreatesThreadsNamedAsRtApp) {
 }
 
 TEST(Rtapp, ForkLimitStopsARunawayFork) {
-  std::string e = run_error("{" + global(R"("duration": 10)") + R"("tasks": {
+  std::string e = run_error(open_global(R"("duration": 10)") + R"("tasks": {
       "t": { "loop": -1, "fork": "child", "run": 10 },
       "child": { "instance": 0, "loop": 1, "run": 1 } } })");
   EXPECT_NE(e.find("t.json:3: fork: child reached its fork limit (1024)"), std::string::npos) << e;
 }
 
 TEST(Rtapp, MemAndIorunAreComputeAtTheProfilesCopyAndWriteCosts) {
-  auto r = run("{" + global(R"("mem_buffer_size": 65536)") + R"("tasks": {
+  auto r = run(open_global(R"("mem_buffer_size": 65536)") + R"("tasks": {
       "m": { "loop": 1, "mem": 1048576 },
       "io": { "loop": 1, "iorun": 1048576 } } })");
   // 1 MiB at pipe_copy_ns_per_kb = 100: 102.4 us; 16 writes of 64 KiB at pipe_write_ns = 600:
   // 9.6 us (to /dev/null nothing is copied).
   EXPECT_NEAR(static_cast<double>(r.rows("m-0").at(0).period), 102.4, 2.0);
   EXPECT_NEAR(static_cast<double>(r.rows("io-1").at(0).period), 9.6, 1.5);
-  auto file = run("{" + global(R"("mem_buffer_size": 65536, "io_device": "/tmp/x")") +
+  auto file = run(open_global(R"("mem_buffer_size": 65536, "io_device": "/tmp/x")") +
                   R"("tasks": { "io": { "loop": 1, "iorun": 1048576 } } })");
   EXPECT_NEAR(static_cast<double>(file.rows("io-0").at(0).period), 9.6 + 102.4, 2.0);
 }
@@ -382,8 +387,8 @@ TEST(Rtapp, FifoPreemptsFairAndWakesWithoutSlack) {
     return R"("rt": { "policy": ")" + policy +
            R"(", "loop": 20, "run": 500, "timer": { "ref": "unique", "period": 2000 } }, "hog": { "loop": 1, "run": 50000 })";
   };
-  auto fifo = run("{" + global() + R"("tasks": { )" + task("SCHED_FIFO") + " } }", one_cpu());
-  auto other = run("{" + global() + R"("tasks": { )" + task("SCHED_OTHER") + " } }", one_cpu());
+  auto fifo = run(open_global() + R"("tasks": { )" + task("SCHED_FIFO") + " } }", one_cpu());
+  auto other = run(open_global() + R"("tasks": { )" + task("SCHED_OTHER") + " } }", one_cpu());
   EXPECT_LT(fifo.metric("rt.wu_lat_p99"), 20);
   EXPECT_GE(other.metric("rt.wu_lat_p50"), 50);
   EXPECT_GT(other.metric("rt.wu_lat_p99"), fifo.metric("rt.wu_lat_p99"));
@@ -403,7 +408,7 @@ TEST(Rtapp, NiceSetsTheFairShare) {
 
 TEST(Rtapp, CustomSliceShortensFairTimeSlices) {
   auto pair = [](const std::string& extra) {
-    return "{" + global() + R"("tasks": { "a": { )" + extra + R"("loop": 1, "run": 30000 }, "b": { )" + extra +
+    return open_global() + R"("tasks": { "a": { )" + extra + R"("loop": 1, "run": 30000 }, "b": { )" + extra +
            R"("loop": 1, "run": 30000 } } })";
   };
   auto def = run(pair(""), one_cpu());
@@ -412,13 +417,13 @@ TEST(Rtapp, CustomSliceShortensFairTimeSlices) {
 }
 
 TEST(Rtapp, CpusPinTheThread) {
-  auto r = run("{" + global() + R"("tasks": { "t": { "cpus": [1], "loop": 10, "run": 1000, "sleep": 100 } } })");
+  auto r = run(open_global() + R"("tasks": { "t": { "cpus": [1], "loop": 10, "run": 1000, "sleep": 100 } } })");
   EXPECT_GE(r.k->rq(1).c.busy_ns, 10000000);
   EXPECT_LT(r.k->rq(0).c.busy_ns, 100000);
 }
 
 TEST(Rtapp, InstancesDelayAndLoops) {
-  auto r = run("{" + global() + R"("tasks": {
+  auto r = run(open_global() + R"("tasks": {
       "t": { "instance": 3, "delay": 5000, "loop": 2, "phases": {
         "p1": { "loop": 2, "run": 100 }, "p2": { "run": 50 } } } } })",
                fixture::test_machine(1, 4, 1, 4));
@@ -433,7 +438,7 @@ TEST(Rtapp, InstancesDelayAndLoops) {
 }
 
 TEST(Rtapp, ThreadLoopZeroRunsNothing) {
-  auto r = run("{" + global() + R"("tasks": { "t": { "loop": 0, "phases": { "p": { "run": 100 } } }, "u": { "loop": 1, "run": 10 } } })");
+  auto r = run(open_global() + R"("tasks": { "t": { "loop": 0, "phases": { "p": { "run": 100 } } }, "u": { "loop": 1, "run": 10 } } })");
   EXPECT_TRUE(r.rows("t-0").empty());
   EXPECT_EQ(r.rows("u-1").size(), 1u);
 }
@@ -475,10 +480,10 @@ TEST(Rtapp, LogModes) {
   const std::string tasks = R"("tasks": { "t": { "loop": 3, "run": 100 }, "forever": { "loop": -1, "run": 100, "sleep": 100 } } })";
   // No global object: rt-app writes no logs; "disable" neither.
   EXPECT_TRUE(run(R"({ "tasks": { "t": { "loop": 3, "run": 100 } } })").w->output_files().empty());
-  EXPECT_TRUE(run("{" + global(R"("duration": 1, "log_size": "disable")") + tasks).w->output_files().empty());
+  EXPECT_TRUE(run(open_global(R"("duration": 1, "log_size": "disable")") + tasks).w->output_files().empty());
   // A buffer (log_size in MB): rows of a thread that exits are written; a thread still running
   // when the duration ends is cancelled before it flushes, so only its header remains.
-  auto buf = run("{" + global(R"("duration": 1, "log_size": 1)") + tasks);
+  auto buf = run(open_global(R"("duration": 1, "log_size": 1)") + tasks);
   auto files = buf.w->output_files();
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(std::count(files[0].content.begin(), files[0].content.end(), '\n'), 4);
@@ -486,14 +491,14 @@ TEST(Rtapp, LogModes) {
   EXPECT_GT(buf.rows("forever-1").size(), 1000u);  // the rows exist; rt-app loses them
   EXPECT_TRUE(has_warning(*buf.w, "loses its"));
   // "file": every row as it completes.
-  auto file = run("{" + global(R"("duration": 1, "log_size": "file")") + tasks);
+  auto file = run(open_global(R"("duration": 1, "log_size": "file")") + tasks);
   auto ff = file.w->output_files();
   EXPECT_EQ(static_cast<size_t>(std::count(ff[1].content.begin(), ff[1].content.end(), '\n')),
             1 + file.rows("forever-1").size());
 }
 
 TEST(Rtapp, SameSeedSameLogs) {
-  const std::string uc = "{" + global(R"("duration": 1)") + R"("tasks": {
+  const std::string uc = open_global(R"("duration": 1)") + R"("tasks": {
       "p": { "instance": 3, "run": 700, "timer": { "ref": "unique", "period": 3000 } },
       "q": { "run": 200, "lock": "m", "run2": 50, "unlock": "m", "sleep": 900 } } })";
   auto m = fixture::test_machine(1, 2, 2, 2);
@@ -516,7 +521,7 @@ TEST(Rtapp, ReportIsRtAppsNoticesAndASummary) {
 }
 
 TEST(Rtapp, MetricsPerTaskGroup) {
-  auto r = run("{" + global(R"("duration": 1)") + R"("tasks": {
+  auto r = run(open_global(R"("duration": 1)") + R"("tasks": {
       "p": { "instance": 2, "run": 100, "timer": { "ref": "unique", "period": 1000 } },
       "s": { "run": 100, "sleep": 400 } } })");
   std::vector<std::string> names;

@@ -26,5 +26,7 @@ TEST(Smoke, HackbenchFinishes) {
   ASSERT_TRUE(r.w->finished());
   std::cout << r.w->report();
   for (const auto& t : r.k->tasks())
-    if (t->pid != 0) EXPECT_EQ(t->state, kernel::TaskState::Dead) << t->pid;
+    if (t->pid != 0) {
+      EXPECT_EQ(t->state, kernel::TaskState::Dead) << t->pid;
+    }
 }

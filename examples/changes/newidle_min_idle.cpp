@@ -1,0 +1,46 @@
+// NEWIDLE_MIN_IDLE: a worked example of a scheduler change kept outside the tree
+// (docs/changes.md). Build it in with
+//   cmake -S . -B build -DSCHEDLAB_CHANGES_DIR=$PWD/examples/changes
+// and try it with `schedlab ab --base "" --test NEWIDLE_MIN_IDLE -- hackbench -g 4 -l 1000`.
+//
+// The patch it models (not a kernel commit; an experiment a scheduler developer might try):
+// sched_balance_newidle() also gives up when the runqueue's avg_idle is below a fixed
+// threshold, the test nohz_newidle_balance() applies to its own work
+// (`this_rq->avg_idle < sysctl_sched_migration_cost`), on top of the kernel's own gate
+// (avg_idle below the lowest domain's max_newidle_lb_cost). The default threshold is
+// sysctl_sched_migration_cost's default, 500 us (kernel/sched/fair.c).
+#include "kernel/kernel.hpp"
+
+namespace schedlab::kernel {
+namespace {
+
+class NewidleMinIdle final : public Change {
+ public:
+  using Change::Change;
+  enum Counter { kVetoed };
+  enum Tunable { kMinIdleNs };
+
+  static ChangeInfo info() {
+    return {"NEWIDLE_MIN_IDLE",
+            false,
+            "newidle balance also needs avg_idle >= change.NEWIDLE_MIN_IDLE.min_idle_ns "
+            "(example change)",
+            "examples/changes/newidle_min_idle.cpp (a worked example, not a kernel patch)",
+            {{"newidle_min_idle_vetoed", "count",
+              "newidle balances the kernel's gates allowed and this change skipped", true}},
+            {{"min_idle_ns", "ns", 500000, 0, 100000000,
+              "avg_idle below which newidle balance is skipped (default: "
+              "sysctl_sched_migration_cost)"}}};
+  }
+
+  void on_newidle_balance(Rq& rq, bool& balance) override {
+    if (balance && rq.avg_idle < tunable(kMinIdleNs)) {
+      balance = false;
+      counter(rq, kVetoed)++;
+    }
+  }
+};
+SCHEDLAB_REGISTER_CHANGE(NewidleMinIdle);
+
+}  // namespace
+}  // namespace schedlab::kernel

@@ -1,0 +1,435 @@
+// Policy decisions on hand-built runqueues, without a simulation: a Kernel is built on a test
+// machine and never run; its runqueues are set by hand (a CPU is busy when its rq has a current
+// task) and the policy function is called directly. Each test asserts the decision and the
+// counters it moves.
+#include <gtest/gtest.h>
+
+#include "../common/behaviors.hpp"
+#include "../common/fixture.hpp"
+#include "kernel/kernel.hpp"
+
+using namespace schedlab;
+using namespace schedlab::fixture;
+using kernel::Features;
+using kernel::KernelOptions;
+using kernel::Rq;
+using sim::Time;
+
+namespace {
+
+struct Hand {
+  std::unique_ptr<Kernel> k;
+  explicit Hand(const machine::Machine& m, const std::string& features = "") {
+    Features f;
+    f.apply(features);
+    k = std::make_unique<Kernel>(m, f, KernelOptions{1, nullptr});
+  }
+  // A sleeping task whose task_cpu() is `cpu`, allowed on `cpus` (empty: all).
+  Task* task(int cpu, std::vector<int> cpus = {}) {
+    kernel::TaskOptions o;
+    o.cpus = std::move(cpus);
+    o.pin_cpu = cpu;
+    o.start_blocked = true;
+    return k->create_task("t", lambda([](Api&, Task&, int) { return Action::exit(); }), o);
+  }
+  // `cpu` runs a task (its curr), with `queued` more fair tasks waiting.
+  std::vector<Task*> busy(int cpu, int queued = 0) {
+    std::vector<Task*> ts;
+    Rq& rq = k->rq(cpu);
+    for (int i = 0; i <= queued; ++i) {
+      Task* t = task(cpu);
+      t->state = kernel::TaskState::Running;
+      t->on_rq = true;
+      if (i == 0)
+        rq.curr = t;
+      else
+        rq.cfs.push_back(t);
+      kernel::add_nr_running(*k, rq, 1);
+      ts.push_back(t);
+    }
+    return ts;
+  }
+  Rq& rq(int cpu) { return k->rq(cpu); }
+};
+
+// Four CPUs without SMT in one LLC; 2 x 2 cores with SMT (CPU c and c + 4 are siblings) in
+// one LLC; two sockets of two single-CPU LLCs.
+machine::Machine flat4() { return test_machine(1, 4, 1, 4); }
+machine::Machine smt8() { return test_machine(1, 4, 2, 4); }
+machine::Machine numa4() { return test_machine(2, 2, 1, 1); }
+
+}  // namespace
+
+// --- EEVDF ------------------------------------------------------------------------------------
+
+TEST(Policy, PickEevdfTakesTheEarliestDeadlineAmongEligibleTasks) {
+  Hand h(flat4());
+  Rq& rq = h.rq(0);
+  Task* a = h.task(0);
+  Task* b = h.task(0);
+  Task* c = h.task(0);
+  // avg_vruntime = 2000: a and b are eligible (vruntime <= V), c is not although its deadline
+  // is the earliest.
+  a->vruntime = 1000, a->deadline = 9000;
+  b->vruntime = 2000, b->deadline = 8000;
+  c->vruntime = 3000, c->deadline = 4000;
+  rq.cfs = {a, b, c};
+  EXPECT_EQ(kernel::avg_vruntime(rq), 2000);
+  EXPECT_EQ(kernel::pick_eevdf(rq), b);
+  // The average is weighted: with c weighing 3x, V = (1000 + 2000 + 3 * 3000) / 5 = 2400, still
+  // below c; at vruntime 1500 c pulls V down to 1500, is eligible and has the earliest deadline
+  // (b, at 2000, is not eligible any more).
+  c->weight = 3 * 1024;
+  EXPECT_EQ(kernel::avg_vruntime(rq), 2400);
+  EXPECT_EQ(kernel::pick_eevdf(rq), b);
+  c->vruntime = 1500;
+  EXPECT_EQ(kernel::avg_vruntime(rq), 1500);
+  EXPECT_EQ(kernel::pick_eevdf(rq), c);
+}
+
+TEST(Policy, PickEevdfConsidersARunnableCurr) {
+  Hand h(flat4());
+  auto ts = h.busy(0, 1);  // curr + one queued
+  Task* curr = ts[0];
+  Task* queued = ts[1];
+  curr->vruntime = 1000, curr->deadline = 2000;
+  queued->vruntime = 1000, queued->deadline = 5000;
+  EXPECT_EQ(kernel::pick_eevdf(h.rq(0)), curr);
+  curr->deadline = 6000;
+  EXPECT_EQ(kernel::pick_eevdf(h.rq(0)), queued);
+}
+
+TEST(Policy, PlaceEntityKeepsLagAndGivesNewTasksHalfASlice) {
+  Hand h(flat4());
+  Rq& rq = h.rq(0);
+  Task* a = h.task(0);
+  a->vruntime = 10000;
+  rq.cfs = {a};
+  Task* fresh = h.task(0);
+  fresh->slice = 3000;
+  ASSERT_TRUE(fresh->new_task);
+  kernel::place_entity(rq, fresh);
+  EXPECT_EQ(fresh->vruntime, 10000);
+  EXPECT_EQ(fresh->deadline, 10000 + 1500);  // PLACE_DEADLINE_INITIAL: half a slice
+  EXPECT_FALSE(fresh->new_task);
+  // A woken task keeps its lag: vruntime = V - vlag; deadline one weighted slice later.
+  Task* woken = h.task(0);
+  woken->new_task = false;
+  woken->vlag = 400;
+  woken->slice = 3000;
+  woken->weight = 2048;
+  kernel::place_entity(rq, woken);
+  EXPECT_EQ(woken->vruntime, 10000 - 400);
+  EXPECT_EQ(woken->deadline, 10000 - 400 + 3000 * 1024 / 2048);
+}
+
+// --- wake_affine() ----------------------------------------------------------------------------
+
+TEST(Policy, WakeAffineIdle) {
+  Hand h(flat4());
+  Task* p = h.task(2);
+  int64_t cost = 0;
+  // WA_IDLE: this CPU idle and sharing the LLC: prev if it is idle too, else this CPU.
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 2);
+  h.busy(2);
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 0);
+  EXPECT_EQ(cost, 2 * h.k->remote_read(0, 2));  // prev's runqueue line, each time
+  // A sync wakeup from a CPU running only the waker goes to the waker's CPU.
+  Hand s(flat4(), "NO_WA_WEIGHT");
+  Task* q = s.task(2);
+  s.busy(0);
+  s.busy(2);
+  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, true, q, cost), 0);
+  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, false, q, cost), 2);  // not sync: no decision: prev
+  // This CPU busy, prev idle: prev.
+  Hand t(flat4(), "NO_WA_WEIGHT");
+  Task* r = t.task(2);
+  t.busy(0, 2);
+  EXPECT_EQ(kernel::wake_affine(*t.k, 0, 2, true, r, cost), 2);
+}
+
+TEST(Policy, WakeAffineWeightComparesLoads) {
+  Hand h(flat4(), "NO_WA_IDLE");
+  Task* p = h.task(2);
+  int64_t cost = 0;
+  h.busy(0);     // this: 1 task
+  h.busy(2, 2);  // prev: 3 tasks
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 0);
+  Hand g(flat4(), "NO_WA_IDLE");
+  Task* q = g.task(2);
+  g.busy(0, 2);  // this: 3 tasks
+  g.busy(2);     // prev: 1
+  EXPECT_EQ(kernel::wake_affine(*g.k, 0, 2, false, q, cost), 2);
+  // Equal loads (this 1 + p vs prev 2): WA_BIAS scales prev's load by 100 + (117 - 100) / 2 %
+  // against this CPU's by 100 %: this CPU. Without the bias 2048 < 2048 is false: prev; a sync
+  // wakeup takes the waker's own load out (and adds 1 to prev's): this CPU.
+  Hand e(flat4(), "NO_WA_IDLE");
+  Task* r = e.task(2);
+  e.busy(0);
+  e.busy(2, 1);
+  EXPECT_EQ(kernel::wake_affine(*e.k, 0, 2, false, r, cost), 0);
+  Hand u(flat4(), "NO_WA_IDLE,NO_WA_BIAS");
+  Task* v = u.task(2);
+  u.busy(0);
+  u.busy(2, 1);
+  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, false, v, cost), 2);
+  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, true, v, cost), 0);
+}
+
+// --- select_idle_sibling() and select_task_rq() -------------------------------------------------
+
+TEST(Policy, SelectIdleSiblingOrder) {
+  Hand h(flat4());
+  Task* p = h.task(1);
+  p->recent_used_cpu = 3;
+  int64_t cost = 0;
+  // An idle target first.
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 0);
+  EXPECT_EQ(p->recent_used_cpu, 3);  // untouched when target or prev is taken
+  // Target busy: an idle prev.
+  h.busy(0);
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 1);
+  // Target and prev busy: recent_used_cpu if idle.
+  h.busy(1);
+  p->recent_used_cpu = 3;
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 3);
+  EXPECT_EQ(p->recent_used_cpu, 1);  // prev becomes the recent CPU
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_calls, 0);  // no scan so far
+  // Recent busy too: the LLC scan from target + 1 finds CPU 2.
+  h.busy(3);
+  p->recent_used_cpu = 3;
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 2);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_calls, 1);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_found, 1);
+  // Nothing idle: target.
+  h.busy(2);
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 0);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_found, 1);
+}
+
+TEST(Policy, SelectIdleSiblingRespectsTheAllowedMask) {
+  Hand h(flat4());
+  Task* p = h.task(1, {1, 3});
+  p->recent_used_cpu = 2;
+  int64_t cost = 0;
+  // Target 0 and recent 2 are idle but not allowed; prev 1 is allowed and idle.
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 1);
+  // prev busy: the scan skips 2 (not allowed) and finds 3.
+  h.busy(1);
+  EXPECT_EQ(kernel::select_idle_sibling(*h.k, 0, p, 1, 0, cost), 3);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_scanned, 2);  // CPUs 1 (busy) and 3; 2 skipped
+}
+
+TEST(Policy, SelectTaskRqNeverPlacesATaskOutsideItsMask) {
+  // sched_setaffinity() after p last ran on CPU 1: now allowed on 2 and 3 only, both busy.
+  // Waker 0 is not allowed (no wake_affine), prev 1 is idle but not allowed, the LLC of 1 has
+  // no allowed CPU: select_idle_sibling() falls back to target = prev. select_task_rq() then
+  // takes select_fallback_rq(): nothing allowed on prev's node, so the first allowed CPU.
+  Hand h(numa4());  // sockets {0, 1} and {2, 3}; one CPU per LLC
+  Task* p = h.task(1);
+  static const std::vector<bool> far = {false, false, true, true};
+  p->allowed = &far;
+  p->nr_cpus_allowed = 2;
+  h.busy(2);
+  h.busy(3);
+  int64_t cost = 0;
+  EXPECT_EQ(kernel::select_task_rq_fair(*h.k, 0, nullptr, p, false, cost), 1);
+  EXPECT_EQ(kernel::select_task_rq(*h.k, 0, nullptr, p, false, cost), 2);
+  // select_fallback_rq(): the first allowed CPU of the node of the given CPU, else any.
+  EXPECT_EQ(kernel::select_fallback_rq(*h.k, 0, p), 2);
+  static const std::vector<bool> mixed = {false, true, false, true};
+  p->allowed = &mixed;
+  EXPECT_EQ(kernel::select_fallback_rq(*h.k, 2, p), 3);  // CPU 2's node: 2, 3
+  EXPECT_EQ(kernel::select_fallback_rq(*h.k, 0, p), 1);
+}
+
+// --- select_idle_cpu() and select_idle_core() ---------------------------------------------------
+
+TEST(Policy, SelectIdleCpuWrapsFromTargetAndIsBoundedBySisUtil) {
+  Hand h(flat4());
+  Task* p = h.task(0);
+  int64_t cost = 0;
+  auto& sds = const_cast<kernel::SchedDomainShared&>(h.k->llc_shared(0));
+  sds.nr_idle_scan = 4;
+  h.busy(2);
+  // From target 1: 2 (busy), 3 (idle).
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 1, false, cost), 3);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_scanned, 2);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_found, 1);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_scan_ns, 2 * h.k->remote_read(0, 2));
+  // From target 3 it wraps: 0 is idle.
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 3, false, cost), 0);
+  // SIS_UTIL: nr_idle_scan = 1 lets one CPU be looked at: 2 (busy), then stop.
+  sds.nr_idle_scan = 1;
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 1, false, cost), -1);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_scanned, 2 + 1 + 1);
+  // An overloaded LLC (nr_idle_scan 0): no scan at all.
+  sds.nr_idle_scan = 0;
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 1, false, cost), -1);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_scanned, 4);
+  EXPECT_EQ(h.rq(0).c.select_idle_cpu_calls, 4);
+}
+
+TEST(Policy, SelectIdleCorePrefersAWholeIdleCore) {
+  Hand h(smt8());
+  Task* p = h.task(0);
+  int64_t cost = 0;
+  auto& sds = const_cast<kernel::SchedDomainShared&>(h.k->llc_shared(0));
+  sds.has_idle_cores = true;
+  h.busy(5);  // core 1 = {1, 5}: half busy
+  // From target 0: core 1 (CPU 1 idle, 5 busy) is not a whole idle core; core 2 is.
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 0, true, cost), 2);
+  EXPECT_TRUE(sds.has_idle_cores);
+  // No whole idle core left: the first idle CPU seen is the fallback and has_idle_cores is
+  // cleared (set_idle_cores(false)).
+  h.busy(0);
+  h.busy(6);
+  h.busy(3);
+  EXPECT_EQ(kernel::select_idle_cpu(*h.k, 0, p, 0, true, cost), 1);
+  EXPECT_FALSE(sds.has_idle_cores);
+  // An allowed mask: the fallback must be allowed (CPU 4 is idle, its sibling 0 busy).
+  Hand m(smt8());
+  Task* q = m.task(0, {4, 7});
+  auto& msds = const_cast<kernel::SchedDomainShared&>(m.k->llc_shared(0));
+  msds.has_idle_cores = true;
+  for (int c : {0, 1, 2, 3}) m.busy(c);
+  EXPECT_EQ(kernel::select_idle_cpu(*m.k, 0, q, 0, true, cost), 4);
+}
+
+TEST(Policy, SelectIdleSmtFindsAnIdleSiblingOfPrev) {
+  Hand h(smt8());
+  Task* p = h.task(1);
+  int64_t cost = 0;
+  h.busy(1);
+  EXPECT_EQ(kernel::select_idle_smt(*h.k, 0, p, 1, cost), 5);
+  h.busy(5);
+  EXPECT_EQ(kernel::select_idle_smt(*h.k, 0, p, 1, cost), -1);
+}
+
+// --- the menu governor ---------------------------------------------------------------------------
+
+TEST(Policy, MenuSelectsByThePredictedIdleTime) {
+  Hand h(flat4());  // POLL, C1 (residency 1 us), C6 (800 us); HZ = 1000
+  Rq& rq = h.rq(0);
+  bool stop_tick = false;
+  // No timer, no history: the deepest state, tick stopped.
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 2);
+  EXPECT_TRUE(stop_tick);
+  // A timer 500 ns away: POLL, the tick kept.
+  rq.timers = {500};
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 0);
+  EXPECT_FALSE(stop_tick);
+  // 200 us away: C1; below a tick: the tick kept.
+  rq.timers = {200000};
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 1);
+  EXPECT_FALSE(stop_tick);
+  // 2 ms: C6 and the tick stopped.
+  rq.timers = {2000000};
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 2);
+  EXPECT_TRUE(stop_tick);
+  // Consistent recent idle periods of ~5 us lower the prediction: C1.
+  for (int i = 0; i < 8; ++i) kernel::menu_update(*h.k, 0, 5000 + 10 * i);
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 1);
+  EXPECT_FALSE(stop_tick);
+  // The history keeps the last 8 periods: 8 long ones replace them.
+  for (int i = 0; i < 8; ++i) kernel::menu_update(*h.k, 0, 3000000);
+  EXPECT_EQ(h.k->menu[0].nr, 8);
+  EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 2);
+  // A disabled state is never chosen; POLL is skipped once it hit its time limit.
+  Hand d([] {
+    auto m = flat4();
+    m.idle_states[2].disabled = true;
+    return m;
+  }());
+  d.rq(0).timers = {2000000};
+  EXPECT_EQ(kernel::menu_select(*d.k, d.rq(0), stop_tick), 1);
+  d.rq(0).timers = {500};
+  d.k->cpuidle[0].poll_time_limit = true;
+  EXPECT_EQ(kernel::menu_select(*d.k, d.rq(0), stop_tick), 1);
+}
+
+// --- load balancing ------------------------------------------------------------------------------
+
+TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
+  // All tasks just ran (task_hot()): periodic balance pulls none, newly idle pulls anyway.
+  Hand h(flat4());
+  auto ts = h.busy(1, 3);  // 4 tasks on CPU 1
+  int64_t cost = 0;
+  kernel::SchedDomain& sd = h.rq(0).sd.front();
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, false, cost), 0);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 2);  // (4 - 0) / 2
+  EXPECT_EQ(h.rq(0).nr_running, 2);
+  EXPECT_EQ(h.rq(1).nr_running, 2);
+  EXPECT_EQ(h.rq(0).c.migrations, 2);
+  // Balanced (2 and 2): nothing.
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 0);
+  // Cold tasks (migration_cost 0) move on a periodic balance, but only where allowed.
+  auto m = flat4();
+  m.tunables.migration_cost_ns = 0;
+  Hand c(m);
+  auto cs = c.busy(1, 3);
+  static const std::vector<bool> not0 = {false, true, true, true};
+  cs[1]->allowed = &not0;
+  cs[1]->nr_cpus_allowed = 3;
+  kernel::SchedDomain& csd = c.rq(0).sd.front();
+  EXPECT_EQ(kernel::sched_balance_rq(*c.k, 0, c.rq(0), csd, false, cost), 2);
+  EXPECT_EQ(cs[1]->cpu, 1);  // the pinned one stayed
+  EXPECT_EQ(cs[2]->cpu, 0);
+  EXPECT_EQ(cs[3]->cpu, 0);
+}
+
+TEST(Policy, NewidleBalanceGates) {
+  Hand h(flat4());
+  h.busy(1, 2);  // an overloaded runqueue: rd->overload
+  ASSERT_TRUE(h.k->rd.overload);
+  Rq& rq = h.rq(0);
+  // A wakeup pending: skipped.
+  rq.ttwu_pending = true;
+  EXPECT_EQ(kernel::sched_balance_newidle(*h.k, rq), 0);
+  EXPECT_EQ(rq.c.newidle_balance_calls, 1);
+  EXPECT_EQ(rq.c.newidle_balance_skipped, 1);
+  rq.ttwu_pending = false;
+  // avg_idle below the lowest domain's max_newidle_lb_cost: skipped.
+  rq.avg_idle = 1000;
+  rq.sd.front().max_newidle_lb_cost = 5000;
+  EXPECT_EQ(kernel::sched_balance_newidle(*h.k, rq), 0);
+  EXPECT_EQ(rq.c.newidle_balance_skipped, 2);
+  // avg_idle covers it: balances and pulls one task.
+  rq.avg_idle = 1000000;
+  EXPECT_EQ(kernel::sched_balance_newidle(*h.k, rq), 1);
+  EXPECT_EQ(rq.c.newidle_balance_calls, 3);
+  EXPECT_EQ(rq.c.newidle_balance_skipped, 2);
+  EXPECT_EQ(rq.c.newidle_balance_pulled, 1);
+  // No overloaded runqueue anywhere: skipped.
+  Hand q(flat4());
+  q.busy(1);
+  q.k->rd.overload = false;
+  q.rq(0).avg_idle = 1000000;
+  EXPECT_EQ(kernel::sched_balance_newidle(*q.k, q.rq(0)), 0);
+  EXPECT_EQ(q.rq(0).c.newidle_balance_skipped, 1);
+}
+
+// --- fork placement ------------------------------------------------------------------------------
+
+TEST(Policy, ForkPlacementTakesTheLeastLoadedGroupAndStaysOnALightNode) {
+  // Two sockets of 8 CPUs, two LLCs of 4 each: node 0 = LLCs {0-3}, {4-7}.
+  Hand h(test_machine(2, 8, 1, 4));
+  Task* p = h.task(0);
+  Task* q = h.task(0, {0, 1, 2});
+  std::vector<int>& load = h.k->nr_assigned;
+  load.assign(16, 0);
+  // An idle machine: the parent's CPU.
+  EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, p, 0), 0);
+  // The parent's node runs fewer tasks than a quarter of its CPUs: the child stays on it
+  // (allow_numa_imbalance()), in its idler LLC.
+  load[0] = 1;
+  EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, p, 0), 4);
+  // Two tasks on 8 CPUs is a quarter: the idler node.
+  load[4] = 1;
+  EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, p, 0), 8);
+  // Within a group the least loaded CPU; only allowed CPUs count.
+  load[1] = 2;
+  EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, q, 0), 2);
+  load[2] = 3;
+  EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, q, 0), 0);
+}
