@@ -55,7 +55,9 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   llcs.resize(topo.nr_llcs());
   for (int l = 0; l < topo.nr_llcs(); ++l) {
     llcs[l].cpus = topo.llc_cpus(l);
-    llcs[l].nr_idle_scan = static_cast<int>(llcs[l].cpus.size());
+    // __sdt_alloc() zero-allocates sched_domain_shared: SIS_UTIL scans nothing until the
+    // first periodic balance of the LLC level computes nr_idle_scan.
+    llcs[l].nr_idle_scan = 0;
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
     llcs[l].nr_busy_cpus = static_cast<int>(llcs[l].cpus.size());  // sd_init(): all busy at boot
   }
