@@ -46,7 +46,8 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     rq.c.idle_ns.assign(nstates, 0);
     rq.c.idle_usage.assign(nstates, 0);
     rq.c.change.assign(nr_change_counters(), 0);
-    rq.avg_idle = 2 * m.tunables.migration_cost_ns;
+    rq.avg_idle = 2 * m.tunables.migration_cost_ns;  // sched_init()
+    rq.wake_avg_idle = rq.avg_idle;                   // ... and SIS_PROP's aged copy of it
     rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
     rq.llc = topo.llc_of(cpu);
   }
