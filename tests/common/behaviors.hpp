@@ -26,6 +26,11 @@ inline std::unique_ptr<kernel::Behavior> lambda(std::function<Action(Api&, Task&
   return std::make_unique<Lambda>(std::move(f));
 }
 
+// A CPU hog: computes for a second at a time, never sleeps.
+inline std::unique_ptr<kernel::Behavior> hog() {
+  return lambda([](Api&, Task&, int) { return Action::compute(1000000000); });
+}
+
 inline kernel::TaskOptions pinned(int cpu, bool blocked = false) {
   kernel::TaskOptions o;
   o.cpus = {cpu};

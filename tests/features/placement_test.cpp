@@ -21,10 +21,6 @@ Features feats(const std::string& list) {
   return f;
 }
 
-std::unique_ptr<kernel::Behavior> hog() {
-  return lambda([](Api&, Task&, int) { return Action::compute(1000000000); });
-}
-
 // One socket of 8 CPUs (no SMT) in two LLCs of 4, or two sockets of one 4-CPU LLC each; hogs
 // pinned on CPUs 0-3, so the first LLC has no idle CPU and the other is idle.
 std::unique_ptr<Kernel> first_llc_busy(const std::string& features, int sockets) {
