@@ -68,11 +68,10 @@ class SisNode final : public Change {
       if (seen_[llc] == gen_) continue;
       seen_[llc] = gen_;
       const int first = topo.llc_cpus(llc).front();  // cpumask_first(sched_group_span(sg))
-      bool has_idle_core = false;
-      if (topo.threads_per_core() > 1) {
-        cost += k.remote_read(this_cpu, first);  // test_idle_cores(): that LLC's shared line
-        has_idle_core = k.llcs[llc].has_idle_cores;
-      }
+      // test_idle_cores(): that LLC's shared line, read even without SMT (the flag is only
+      // ever set with SMT active).
+      cost += k.remote_read(this_cpu, first);
+      const bool has_idle_core = topo.threads_per_core() > 1 && k.llcs[llc].has_idle_cores;
       counter(this_rq, kLlcs)++;
       const int cpu = select_idle_cpu(k, this_cpu, p, first, has_idle_core, cost);
       if (cpu >= 0) {
