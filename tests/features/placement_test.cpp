@@ -8,24 +8,18 @@
 using namespace schedlab;
 using namespace schedlab::fixture;
 using kernel::change_counter;
-using kernel::Features;
 using kernel::Kernel;
 using kernel::KernelOptions;
 using sim::Time;
 
 namespace {
 
-Features feats(const std::string& list) {
-  Features f;
-  f.apply(list);
-  return f;
-}
 
 // One socket of 8 CPUs (no SMT) in two LLCs of 4, or two sockets of one 4-CPU LLC each; hogs
 // pinned on CPUs 0-3, so the first LLC has no idle CPU and the other is idle.
-std::unique_ptr<Kernel> first_llc_busy(const std::string& features, int sockets) {
+std::unique_ptr<Kernel> first_llc_busy(const std::string& list, int sockets) {
   auto m = sockets == 1 ? test_machine(1, 8, 1, 4) : test_machine(2, 4, 1, 4);
-  auto k = std::make_unique<Kernel>(m, feats(features), KernelOptions{1, nullptr});
+  auto k = std::make_unique<Kernel>(m, features(list), KernelOptions{1, nullptr});
   for (int c = 0; c < 4; ++c) k->create_task("hog", hog(), pinned(c));
   k->run(Time::ms(10));
   for (auto& sds : k->llcs) sds.nr_idle_scan = 4;  // SIS_UTIL lets each scan its whole LLC
@@ -75,9 +69,9 @@ struct SyncPair {
   std::unique_ptr<Kernel> k;
   Task* wakee = nullptr;
 };
-SyncPair sync_pair(const std::string& features) {
+SyncPair sync_pair(const std::string& list) {
   SyncPair s;
-  s.k = std::make_unique<Kernel>(test_machine(1, 8, 1, 4), feats(features),
+  s.k = std::make_unique<Kernel>(test_machine(1, 8, 1, 4), features(list),
                                  KernelOptions{1, nullptr});
   for (int c = 1; c < 4; ++c) s.k->create_task("hog", hog(), pinned(c));
   kernel::TaskOptions o;
@@ -116,8 +110,8 @@ namespace {
 // One LLC of 8 CPUs, no SMT: hogs on CPUs 2-7 (never asleep: dur_avg stays 0, "short" as v2
 // defines it) and on CPU 1 either one more hog or a task that runs 20 ms between 1 ms sleeps
 // (long). CPU 0 is idle.
-std::unique_ptr<Kernel> busy_llc_with(const std::string& features, bool long_target) {
-  auto k = std::make_unique<Kernel>(test_machine(1, 8, 1, 8), feats(features),
+std::unique_ptr<Kernel> busy_llc_with(const std::string& list, bool long_target) {
+  auto k = std::make_unique<Kernel>(test_machine(1, 8, 1, 8), features(list),
                                     KernelOptions{1, nullptr});
   for (int c = 2; c < 8; ++c) k->create_task("hog", hog(), pinned(c));
   if (long_target)
@@ -183,7 +177,7 @@ TEST(SisShort, WakeAffineIdleChoosesTheWakingCpuWhenItsOnlyTaskIsShort) {
   };
   for (const Case& c : {Case{"", false, 1}, Case{"SIS_SHORT", false, 0}, Case{"SIS_SHORT", true, 1}}) {
     SCOPED_TRACE(std::string(c.features) + (c.long_waker ? " long waker" : " short waker"));
-    auto k = std::make_unique<Kernel>(test_machine(1, 4, 1, 4), feats(c.features),
+    auto k = std::make_unique<Kernel>(test_machine(1, 4, 1, 4), features(c.features),
                                       KernelOptions{1, nullptr});
     k->create_task("hog", hog(), pinned(1));
     if (c.long_waker)

@@ -14,14 +14,6 @@ using kernel::KernelOptions;
 using kernel::Task;
 using sim::Time;
 
-namespace {
-Features with(const std::string& list) {
-  Features f;
-  f.apply(list);
-  return f;
-}
-}  // namespace
-
 TEST(SisUtil, NrIdleScanStartsAtZeroAndFollowsTheLlcLoad) {
   // sched_domain_shared is zero-allocated: before the first LLC-level balance SIS_UTIL scans
   // nothing, even with idle CPUs around.
@@ -54,7 +46,7 @@ TEST(SisUtil, SisUtilDepthReplacesSisPropsWhenBothAreOn) {
   // no idle history allows its floor (4: 3 probes); SIS_UTIL's nr_idle_scan = 12 replaces it.
   auto m = test_machine(1, 16, 1, 16);
   for (bool util : {false, true}) {
-    Kernel k(m, with(util ? "SIS_PROP" : "SIS_PROP,NO_SIS_UTIL"), KernelOptions{1, nullptr});
+    Kernel k(m, features(util ? "SIS_PROP" : "SIS_PROP,NO_SIS_UTIL"), KernelOptions{1, nullptr});
     for (int c = 0; c < 8; ++c) k.create_task("hog", hog(), pinned(c));
     k.run(Time::ms(2));
     k.llcs.at(0).nr_idle_scan = 12;
@@ -76,7 +68,7 @@ TEST(SisUtil, SisUtilDepthReplacesSisPropsWhenBothAreOn) {
     }
   }
   // The other way round: a deep SIS_PROP estimate does not lift SIS_UTIL's limit.
-  Kernel k(m, with("SIS_PROP"), KernelOptions{1, nullptr});
+  Kernel k(m, features("SIS_PROP"), KernelOptions{1, nullptr});
   for (int c = 0; c < 8; ++c) k.create_task("hog", hog(), pinned(c));
   k.run(Time::ms(2));
   k.llcs.at(0).nr_idle_scan = 2;
