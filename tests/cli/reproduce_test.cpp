@@ -30,7 +30,9 @@ TEST(ReproduceShipped, ListShowsEveryCaseWithItsSource) {
   int sources = 0;
   for (size_t p = 0; (p = r.out.find("> 20", p)) != std::string::npos; ++p) ++sources;  // "<id> 2022-..."
   EXPECT_GE(sources, 10);
-  EXPECT_NE(r.out.find("needs feature SIS_NODE"), std::string::npos);
+  // A case whose mechanism the model lacks says what it needs; one whose change exists runs.
+  EXPECT_NE(r.out.find("needs capability HALTPOLL_GOVERNOR"), std::string::npos);
+  EXPECT_EQ(r.out.find("needs feature SIS_NODE"), std::string::npos);
   auto j = run_schedlab("reproduce --list --format json");
   ASSERT_EQ(j.status, 0);
   auto doc = nlohmann::json::parse(j.out);
