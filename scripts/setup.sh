@@ -7,6 +7,7 @@ PKGS=(
   libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
   trace-cmd rt-tests linux-perf
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -11,21 +11,22 @@
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
 #include "workload/options.hpp"
+#include "io/output.hpp"
 
 namespace schedlab::cli {
 
 namespace {
 struct AbArgs {
   experiment::RunSpec spec;
-  std::string idle_disable;
+  std::optional<std::string> idle_disable;
   std::string base, test;
   int runs = 10;
   int jobs = 0;
   std::string format = "text";
   std::string seed = "1";
-  std::string json;
   std::vector<std::string> base_sets, test_sets;
   std::string counters_cpu;
+  std::vector<std::string> positional;
 };
 std::string num(double v) {
   if (std::isnan(v)) return "-";
@@ -91,44 +92,36 @@ void register_ab(CLI::App& app) {
   cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
   cmd->add_option("--counters-cpu", a->counters_cpu,
                   "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all");
-  cmd->add_option("command", a->spec.command, "benchmark command line, after --")->required();
-  cmd->callback([a] {
+  cmd->add_option("command", a->positional, "benchmark command line, after --");
+  cmd->callback(deferred([a] {
+    a->spec.command = benchmark_command(a->positional);
     if (!a->spec.features.empty())
       throw UsageError("--features: use --base and --test with `schedlab ab`");
     auto fmt_opt = report::parse_format(a->format);
     if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
-    for (const auto& [flag, f] : {std::pair{"--base", a->base}, std::pair{"--test", a->test}}) {
-      try {
-        experiment::parse_features(f);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
-      }
-    }
-    finish_model_options(a->spec, a->idle_disable);
+    experiment::parse_features(a->base, "--base");
+    experiment::parse_features(a->test, "--test");
+    const uint64_t first_seed = parse_seed("--first-seed", a->seed);
+    machine::Machine m = finish_model_options(a->spec, a->idle_disable);
     for (const auto& [flag, sets] : {std::pair{"--base-set", a->base_sets}, std::pair{"--test-set", a->test_sets}}) {
       experiment::RunSpec side = a->spec;
       side.sets.insert(side.sets.end(), sets.begin(), sets.end());
       try {
         finish_model_options(side, a->idle_disable);
-      } catch (const std::runtime_error& e) {  // UsageError, machine::ProfileError
+      } catch (const std::invalid_argument& e) {  // SpecError
+        throw UsageError(fmt::format("{}: {}", flag, e.what()));
+      } catch (const std::runtime_error& e) {  // machine::ProfileError
         throw UsageError(fmt::format("{}: {}", flag, e.what()));
       }
     }
-    const int nr_cpus = experiment::load_machine(a->spec).topo.nr_cpus();
-    try {  // bad input is an error before any run; its warnings are printed once, here
-      auto w = workload::parse_workload(a->spec.command, nr_cpus);
-      for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
-    } catch (const workload::WorkloadError& e) {
-      throw UsageError(e.what());
-    }
+    const int nr_cpus = m.topo.nr_cpus();
+    // Bad input is an error before any run, checked against the machine the runs use (a cpulist
+    // names its CPUs); the benchmark's warnings are printed once, here.
+    auto w = workload::parse_workload(a->spec.command, nr_cpus);
+    for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
     std::vector<int> counter_cpus;
-    if (!a->counters_cpu.empty()) {
-      try {
-        counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);
-      } catch (const workload::WorkloadError& e) {
-        throw UsageError(e.what());
-      }
-    }
+    if (!a->counters_cpu.empty())
+      counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);  // WorkloadError
     experiment::AbSpec s;
     s.base = a->spec;
     s.base_features = a->base;
@@ -137,22 +130,22 @@ void register_ab(CLI::App& app) {
     s.test_sets = a->test_sets;
     s.counter_cpus = counter_cpus;
     s.runs = a->runs;
-    s.first_seed = parse_seed(a->seed);
+    s.first_seed = first_seed;
     s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     bool tty = isatty(2);
     auto progress = [tty](int done, int total) {
-      if (tty)
+      if (tty) {
+        io::set_progress_line_open(true);
         fmt::print(stderr, "\rab: {}/{} runs done", done, total);
-      else if (done == total || done % std::max(1, total / 10) == 0)
+      } else if (done == total || done % std::max(1, total / 10) == 0) {
         fmt::print(stderr, "ab: {}/{} runs done\n", done, total);
-      if (tty && done == total) fmt::print(stderr, "\n");
+      }
+      if (tty && done == total) {
+        fmt::print(stderr, "\n");
+        io::set_progress_line_open(false);
+      }
     };
-    experiment::AbResult r;
-    try {
-      r = experiment::run_ab(s, progress);
-    } catch (const workload::WorkloadError& e) {
-      throw UsageError(e.what());
-    }
+    experiment::AbResult r = experiment::run_ab(s, progress);
     auto metrics = experiment::ab_metrics(s, r);
     if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv) {
       fmt::print("{}", report::render(metrics, *fmt_opt));
@@ -165,11 +158,11 @@ void register_ab(CLI::App& app) {
     std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
     fmt::print("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
                r.base.front().machine,
-               a->idle_disable.empty() ? "" : " idle_disable=" + a->idle_disable, s.runs,
+               a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
                s.base_features, s.test_features, workload::join(s.base.command));
     fmt::print("{}\n", report::render(bench, *fmt_opt));
     fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown, a->counters_cpu));
-  });
+  }));
 }
 
 }  // namespace schedlab::cli

@@ -3,25 +3,23 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "report/report.hpp"
-#include "util/text.hpp"
+#include "report/samples.hpp"
 
 namespace schedlab::cli {
-using util::trim;
 
 namespace {
 
@@ -37,190 +35,26 @@ struct CompareArgs {
   std::string quantile_method = "linear";
 };
 
-// A finite number, or a UsageError naming where it came from.
-double parse_number(std::string_view text, const std::string& where) {
-  std::string_view t = trim(text);
-  std::string_view body = t;
-  if (!body.empty() && body.front() == '+') body.remove_prefix(1);  // from_chars rejects '+'
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
-  const bool whole = ec == std::errc() && ptr == body.data() + body.size() && !body.empty();
-  if (ec == std::errc::result_out_of_range)
-    throw UsageError(fmt::format("{}: number out of range: '{}'", where, t));
-  if (!whole) throw UsageError(fmt::format("{}: not a number: '{}'", where, t));
-  if (!std::isfinite(v)) throw UsageError(fmt::format("{}: not a finite number: '{}'", where, t));
-  return v;
-}
-
 std::string read_all(const std::string& path) {
   if (path == "-") {
     std::ostringstream ss;
     ss << std::cin.rdbuf();
     return ss.str();
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(fmt::format("{}: is a directory, not a sample file", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot open file", path));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Spreadsheets often save a UTF-8 byte order mark; it is not part of the first field.
-std::string strip_bom(std::string text) {
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
-  return text;
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string cur;
-  std::istringstream in(text);
-  while (std::getline(in, cur)) lines.push_back(cur);
-  return lines;
-}
-
-std::vector<double> read_plain(const std::string& name, const std::string& text) {
-  std::vector<double> vals;
-  auto lines = split_lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string_view l = trim(lines[i]);
-    if (l.empty() || l.front() == '#') continue;
-    vals.push_back(parse_number(l, fmt::format("{}:{}", name, i + 1)));
-  }
-  return vals;
-}
-
-// RFC 4180 fields of one line (quotes, doubled quotes); no embedded newlines.
-std::vector<std::string> csv_fields(std::string_view line, const std::string& where) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false, was_quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < line.size() && line[i + 1] == '"') {
-          cur += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        cur += c;
-      }
-    } else if (c == '"' && trim(cur).empty()) {
-      quoted = was_quoted = true;
-      cur.clear();
-    } else if (c == ',') {
-      out.push_back(was_quoted ? cur : std::string(trim(cur)));
-      cur.clear();
-      was_quoted = false;
-    } else {
-      cur += c;
-    }
-  }
-  if (quoted) throw UsageError(fmt::format("{}: unterminated quoted field", where));
-  out.push_back(was_quoted ? cur : std::string(trim(cur)));
-  return out;
-}
-
-std::vector<double> read_csv(const std::string& name, const std::string& text,
-                             const std::string& column) {
-  auto lines = split_lines(text);
-  std::size_t li = 0;
-  while (li < lines.size() && (trim(lines[li]).empty() || trim(lines[li]).front() == '#')) ++li;
-  if (li == lines.size()) return {};  // no header, no values: reported as an empty sample
-  const auto header = csv_fields(trim(lines[li]), fmt::format("{}:{}", name, li + 1));
-  std::size_t col = 0;
-  if (column.empty()) {
-    if (header.size() != 1)
-      throw UsageError(fmt::format("{}: CSV has {} columns, choose one with --column", name,
-                                   header.size()));
-  } else {
-    auto it = std::find(header.begin(), header.end(), column);
-    if (it == header.end())
-      throw UsageError(fmt::format("{}: no column '{}' in the CSV header", name, column));
-    col = static_cast<std::size_t>(it - header.begin());
-  }
-  std::vector<double> vals;
-  for (++li; li < lines.size(); ++li) {
-    std::string_view l = trim(lines[li]);
-    if (l.empty() || l.front() == '#') continue;
-    const std::string where = fmt::format("{}:{}", name, li + 1);
-    auto fields = csv_fields(l, where);
-    if (fields.size() <= col)
-      throw UsageError(fmt::format("{}: row has no column '{}'", where, header[col]));
-    vals.push_back(parse_number(fields[col], where));
-  }
-  return vals;
-}
-
-double json_number(const nlohmann::json& v, const std::string& where) {
-  if (!v.is_number()) throw UsageError(fmt::format("{}: not a number: {}", where, v.dump()));
-  double d = v.get<double>();
-  if (!std::isfinite(d)) throw UsageError(fmt::format("{}: not a finite number", where));
-  return d;
-}
-
-std::vector<double> read_json(const std::string& name, const std::string& text,
-                              const std::string& column) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: invalid JSON: {}", name, e.what()));
-  }
-  std::vector<double> vals;
-  auto need_column = [&]() {
-    if (column.empty())
-      throw UsageError(fmt::format("{}: JSON holds objects, choose a field with --column", name));
-  };
-  if (doc.is_array()) {
-    for (std::size_t i = 0; i < doc.size(); ++i) {
-      const auto& e = doc[i];
-      const std::string where = fmt::format("{}: element {}", name, i);
-      if (e.is_object()) {
-        need_column();
-        if (!e.contains(column))
-          throw UsageError(fmt::format("{}: no field '{}'", where, column));
-        vals.push_back(json_number(e.at(column), where + " field '" + column + "'"));
-      } else {
-        vals.push_back(json_number(e, where));
-      }
-    }
-  } else if (doc.is_object()) {
-    need_column();
-    if (!doc.contains(column))
-      throw UsageError(fmt::format("{}: no field '{}'", name, column));
-    const auto& arr = doc.at(column);
-    if (!arr.is_array())
-      throw UsageError(fmt::format("{}: field '{}' is not an array of numbers", name, column));
-    for (std::size_t i = 0; i < arr.size(); ++i)
-      vals.push_back(json_number(arr[i], fmt::format("{}: {}[{}]", name, column, i)));
-  } else {
-    throw UsageError(fmt::format("{}: JSON must be an array or an object of arrays", name));
-  }
-  return vals;
-}
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  std::string tail = s.substr(s.size() - suffix.size());
-  std::transform(tail.begin(), tail.end(), tail.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return tail == suffix;
+  if (!in) throw UsageError(fmt::format("{}: cannot open file: {}", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw UsageError(fmt::format("{}: cannot read file", path));
+  return ss.str();
 }
 
 std::vector<double> read_sample(const std::string& path, const std::string& column) {
-  const std::string name = path == "-" ? "<stdin>" : path;
-  const std::string text = strip_bom(read_all(path));
-  std::vector<double> vals;
-  if (ends_with(path, ".csv"))
-    vals = read_csv(name, text, column);
-  else if (ends_with(path, ".json"))
-    vals = read_json(name, text, column);
-  else
-    vals = read_plain(name, text);
-  if (vals.empty()) throw UsageError(fmt::format("{}: no values (empty sample)", name));
-  return vals;
+  return report::parse_sample(path == "-" ? "<stdin>" : path, read_all(path), report::sample_format_for(path),
+                              column);
 }
 
 std::string default_label(const std::string& path) {
@@ -234,7 +68,10 @@ std::vector<std::string> split_labels(const std::string& s) {
   std::size_t start = 0;
   while (true) {
     auto comma = s.find(',', start);
-    out.emplace_back(trim(std::string_view(s).substr(start, comma - start)));
+    std::string label = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    label.erase(0, label.find_first_not_of(" \t"));
+    label.erase(label.find_last_not_of(" \t") + 1);
+    out.push_back(label);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -308,7 +145,7 @@ void register_compare(CLI::App& app) {
                   "Quantile method for median/q90/q99: linear (NumPy default, R type 7), lower, "
                   "higher, nearest, midpoint, inverted_cdf (nearest rank, R type 1)")
       ->default_str("linear");
-  cmd->callback([args] { run_compare(*args); });
+  cmd->callback(deferred([args] { run_compare(*args); }));
 }
 
 }  // namespace schedlab::cli

@@ -5,32 +5,35 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "host/bench.hpp"
 #include "host/calibrate.hpp"
 #include "host/guest.hpp"
 #include "host/host_profile.hpp"
 #include "host/probe.hpp"
+#include "io/output.hpp"
 #include "machine/machine.hpp"
 
 namespace schedlab::cli {
 namespace {
 
 struct HostArgs {
-  std::string output;
+  std::optional<std::string> output;
   std::string sysfs_root = "/";
   std::string base = "tiny-4";
   bool quick = false;
   bool dump_cpuid = false;
   bool allow_busy = false;
   double budget_s = 0;
-  std::string samples;
+  std::optional<std::string> samples;
   int runs = 5;
-  std::vector<std::string> command;
+  std::vector<std::string> positional;
 };
 
 void warn_all(const std::vector<std::string>& warnings) {
@@ -44,6 +47,30 @@ std::string topo_summary(const machine::Machine& m) {
                      m.cpuidle_driver.empty() ? "no cpuidle driver" : m.cpuidle_driver);
 }
 
+// The profile to write: -o, else the default host profile, whose directory
+// ($XDG_CONFIG_HOME/schedlab) is created if missing. Checked before anything is probed or measured.
+std::string profile_output(const HostArgs& a) {
+  std::string out = a.output ? *a.output : host::default_host_profile_path();
+  if (!a.output) {
+    std::filesystem::path dir = std::filesystem::path(out).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) throw UsageError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+  }
+  io::check_output_path({"--output", out, true});
+  return out;
+}
+
+// The profile text f() makes (checked to load back), or a HostError saying `path` was not written.
+template <class F>
+std::string profile_text(const std::string& path, F f) {
+  try {
+    return f();
+  } catch (const machine::ProfileError& e) {
+    throw host::HostError(fmt::format("{}; nothing written to {}", e.what(), path));
+  }
+}
+
 void run_probe(const HostArgs& a) {
   if (a.dump_cpuid) {
     std::string dump = host::format_cpuid_dump(host::native_cpuid);
@@ -51,23 +78,24 @@ void run_probe(const HostArgs& a) {
     fmt::print("{}", dump);
     return;
   }
-  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  std::string out = profile_output(a);
   auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
-  host::write_file_atomic(out, host::probed_profile_text(r, a.base));
+  io::write_file_atomic("--output", out, profile_text(out, [&] { return host::probed_profile_text(r, a.base); }));
   if (out != "-") fmt::print("wrote {}: {}; costs from '{}' (not measured: run `schedlab host calibrate`)\n", out,
                              topo_summary(r.machine), a.base);
 }
 
 void run_calibrate(const HostArgs& a) {
-  std::string out = a.output.empty() ? host::default_host_profile_path() : a.output;
+  if (a.budget_s < 0 || a.budget_s > 3600)
+    throw UsageError(fmt::format("--budget {} is out of range (0 = default, at most 3600 s)", a.budget_s));
+  std::string out = profile_output(a);
+  if (a.samples) io::check_output_path({"--samples", *a.samples, true});
   auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
   host::CalibrateOptions opt;
   opt.quick = a.quick;
   opt.allow_busy = a.allow_busy;
-  if (a.budget_s < 0 || a.budget_s > 3600)
-    throw UsageError(fmt::format("--budget {} is out of range (0 = default, at most 3600 s)", a.budget_s));
   opt.budget_s = a.budget_s;
   opt.machine = r.machine;
   opt.model_to_real = r.model_to_real;
@@ -84,10 +112,11 @@ void run_calibrate(const HostArgs& a) {
   fmt::print(progress, "calibrating on {} ({}){}\n", topo_summary(r.machine),
              r.machine.arch.empty() ? "unknown arch" : r.machine.arch, a.quick ? ", quick" : "");
   auto res = host::calibrate(opt);
-  if (!a.samples.empty()) host::write_file_atomic(a.samples, host::samples_json(res));
+  if (a.samples) io::write_file_atomic("--samples", *a.samples, host::samples_json(res));
   auto updates = host::apply_calibration(r.machine, res);
   warn_all(res.warnings);
-  host::write_file_atomic(out, host::calibrated_profile_text(r, a.base, res, updates));
+  io::write_file_atomic("--output", out,
+                       profile_text(out, [&] { return host::calibrated_profile_text(r, a.base, res, updates); }));
   fmt::print(progress, "set {} cost(s) from measurements in {:.1f} s:\n", updates.size(), res.elapsed_s);
   for (auto& u : updates)
     fmt::print(progress, "  {} = {}{}\n", u.key,
@@ -98,14 +127,16 @@ void run_calibrate(const HostArgs& a) {
 
 void run_bench(const HostArgs& a) {
   if (a.runs < 1) throw UsageError(fmt::format("--runs must be at least 1 (got {})", a.runs));
-  host::identify_benchmark(a.command);  // fail before running anything
+  const std::vector<std::string> command = benchmark_command(a.positional);
+  host::identify_benchmark(command);  // fail before running anything
+  if (a.output) io::check_output_path({"--output", *a.output, true});
   // With `--output -` the samples file goes to stdout, so progress goes to stderr.
   struct Progress {
     FILE* to;
     int total;
   } progress{a.output == "-" ? stderr : stdout, a.runs};
   auto r = host::run_real_benchmark(
-      a.command, a.runs,
+      command, a.runs,
       [](int i, const host::BenchRun& run, void* ctx) {
         auto* p = static_cast<Progress*>(ctx);
         fmt::print(p->to, "run {}/{}: {}\n", i + 1, p->total, run.result_line);
@@ -118,19 +149,9 @@ void run_bench(const HostArgs& a) {
   fmt::print(progress.to, "{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description,
              r.spec.metric, sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
   std::fflush(progress.to);
-  if (!a.output.empty()) {
-    host::write_file_atomic(a.output, host::format_samples_file(r));
-    if (a.output != "-") fmt::print("wrote {} ({} samples)\n", a.output, s.size());
-  }
-}
-
-// Runs f, turning host-layer input errors into usage errors (exit 2).
-template <class F>
-void guarded(F f) {
-  try {
-    f();
-  } catch (const host::HostError& e) {
-    throw UsageError(e.what());
+  if (a.output) {
+    io::write_file_atomic("--output", *a.output, host::format_samples_file(r));
+    if (*a.output != "-") fmt::print("wrote {} ({} samples)\n", *a.output, s.size());
   }
 }
 
@@ -143,7 +164,7 @@ void register_host(CLI::App& app) {
 
   CLI::App* probe = host->add_subcommand(
       "probe", "Read topology and cpuidle states from sysfs into a machine profile (costs from --base)");
-  probe->add_option("--output,-o", args->output,
+  add_optional(probe, "--output,-o", args->output,
                     "Profile to write ('-' = stdout); default $XDG_CONFIG_HOME/schedlab/host.toml, else "
                     "~/.config/schedlab/host.toml");
   probe->add_option("--sysfs-root", args->sysfs_root, "Directory holding sys/devices/system/... (default /)");
@@ -152,30 +173,30 @@ void register_host(CLI::App& app) {
   probe->add_flag("--dump-cpuid", args->dump_cpuid,
                   "Print the CPUID leaves the probe reads (0, 1, 0x40000000, 0x40000001) in the format of a "
                   "fixture's `cpuid` file, and exit");
-  probe->callback([args] { guarded([&] { run_probe(*args); }); });
+  probe->callback(deferred([args] { run_probe(*args); }));
 
   CLI::App* cal = host->add_subcommand(
       "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks in interleaved rounds (about 20 s; "
                    "--quick: about 3 s); refuses on a busy machine");
-  cal->add_option("--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
+  add_optional(cal, "--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
   cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
       ->capture_default_str();
   cal->add_flag("--quick", args->quick, "Short runs (for tests; larger spread)");
   cal->add_flag("--allow-busy", args->allow_busy,
                 "Calibrate even when other processes keep the machine busy (refused otherwise; the profile says so)");
-  cal->add_option("--samples", args->samples,
-                  "Also write every batch value and event of every measurement to this JSON file");
+  add_optional(cal, "--samples", args->samples,
+               "Also write every batch value and event of every measurement to this JSON file");
   cal->add_option("--budget", args->budget_s, "Time for the measurement rounds in seconds (default 20, --quick 3)");
-  cal->callback([args] { guarded([&] { run_calibrate(*args); }); });
+  cal->callback(deferred([args] { run_calibrate(*args); }));
 
   CLI::App* bench = host->add_subcommand(
       "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "
                "-- hackbench ... | perf bench sched pipe|messaging ...");
   bench->add_option("--runs,-n", args->runs, "Number of runs")->capture_default_str();
-  bench->add_option("--output,-o", args->output,
+  add_optional(bench, "--output,-o", args->output,
                     "Samples file: '# metric: ...' header lines, then one number per line");
-  bench->add_option("command", args->command, "The benchmark command line, after --")->required();
-  bench->callback([args] { guarded([&] { run_bench(*args); }); });
+  bench->add_option("command", args->positional, "The benchmark command line, after --");
+  bench->callback(deferred([args] { run_bench(*args); }));
 }
 
 }  // namespace schedlab::cli

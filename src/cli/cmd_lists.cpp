@@ -2,9 +2,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "kernel/change.hpp"
 #include "kernel/features.hpp"
 #include "machine/machine.hpp"
@@ -12,9 +14,45 @@
 
 namespace schedlab::cli {
 
+namespace {
+
+std::string num(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+// Every key `--set` and the profile tables accept, with unit, range and meaning, then the
+// scheduler changes' tunables (`--set` only; `schedlab features --verbose` has their defaults).
+void print_params() {
+  struct Row {
+    std::string key, unit, min, max, help;
+  };
+  std::vector<Row> rows;
+  std::vector<machine::ParamInfo> ps = machine::params();
+  for (const auto& p : machine::idle_state_params()) ps.push_back(p);
+  for (const auto& p : ps) rows.push_back({p.key, p.unit, num(p.min), num(p.max), p.help});
+  for (const auto* c : kernel::change_types())
+    for (const auto& t : c->info.tunables)
+      rows.push_back({fmt::format("change.{}.{}", c->info.name, t.key), t.unit, std::to_string(t.min),
+                      std::to_string(t.max), fmt::format("{} (scheduler change {}; --set only)", t.help, c->info.name)});
+  size_t w = 3;
+  for (const auto& r : rows) w = std::max(w, r.key.size());
+  fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", "KEY", w, "UNIT", "MIN", "MAX", "MEANING");
+  for (const auto& r : rows) fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", r.key, w, r.unit, r.min, r.max, r.help);
+}
+
+}  // namespace
+
 void register_lists(CLI::App& app) {
-  auto* m = app.add_subcommand("machines", "list the machine profiles");
-  m->callback([] {
+  auto* m = app.add_subcommand("machines", "list the machine profiles (--params: every profile key)");
+  auto params = std::make_shared<bool>(false);
+  m->add_flag("--params", *params,
+              "list every parameter --set and the profiles accept: key, unit, allowed range, meaning");
+  m->callback(deferred([params] {
+    if (*params) {
+      print_params();
+      return;
+    }
     for (const auto& name : machine::list_profiles()) {
       machine::Machine mm = machine::load_profile(name);
       std::string states;
@@ -27,12 +65,12 @@ void register_lists(CLI::App& app) {
                  mm.topo.threads_per_core, mm.topo.llc_size(), mm.arch, mm.cpuidle_driver,
                  states, mm.description);
     }
-  });
+  }));
   auto* f = app.add_subcommand("features", "list the scheduler features and their defaults");
   auto verbose = std::make_shared<bool>(false);
   f->add_flag("--verbose,-v", *verbose,
               "also each scheduler change's origin, counters and tunables (--set change.NAME.KEY=V)");
-  f->callback([verbose] {
+  f->callback(deferred([verbose] {
     const auto table = kernel::feature_table();
     size_t width = 18;  // the name column fits the longest name
     for (const auto& fi : table) width = std::max(width, std::string(fi.name).size());
@@ -48,12 +86,12 @@ void register_lists(CLI::App& app) {
         fmt::print("{:<24}tunable change.{}.{} = {} {} [{}, {}]: {}\n", "", in.name, t.key, t.value,
                    t.unit, t.min, t.max, t.help);
     }
-  });
+  }));
   auto* w = app.add_subcommand("workloads", "list the benchmarks schedlab models");
-  w->callback([] {
+  w->callback(deferred([] {
     for (const auto& wi : workload::list_workloads())
       fmt::print("{:<24} {}  -- {}\n", wi.name, wi.usage, wi.help);
-  });
+  }));
 }
 
 }  // namespace schedlab::cli

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "experiment/reproduce.hpp"
+#include "io/output.hpp"
 
 namespace schedlab::cli {
 
@@ -36,7 +38,7 @@ void register_reproduce(CLI::App& app) {
   cmd->add_option("--format", a->format, "text, markdown or json")->capture_default_str();
   cmd->add_option("--catalogue", a->dir, "catalogue directory (default: the source tree's published/, or "
                                          "$SCHEDLAB_PUBLISHED)");
-  cmd->callback([a] {
+  cmd->callback(deferred([a] {
     auto fmt_opt = report::parse_format(a->format);
     if (!fmt_opt || *fmt_opt == report::Format::Csv)
       throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown or json)", a->format));
@@ -66,11 +68,16 @@ void register_reproduce(CLI::App& app) {
     for (size_t i = 0; i < chosen.size(); ++i) {
       const auto& c = *chosen[i];
       auto progress = [&](int done, int total) {
-        if (tty)
+        if (tty) {
+          io::set_progress_line_open(true);  // a signal or an error ends the line first
           fmt::print(stderr, "\rreproduce: [{}/{}] {}: {}/{} runs", i + 1, chosen.size(), c.name, done, total);
-        else if (done == total)
+        } else if (done == total) {
           fmt::print(stderr, "reproduce: [{}/{}] {}: {} runs done\n", i + 1, chosen.size(), c.name, total);
-        if (tty && done == total) fmt::print(stderr, "\n");
+        }
+        if (tty && done == total) {
+          fmt::print(stderr, "\n");
+          io::set_progress_line_open(false);
+        }
       };
       if (!c.runnable())
         fmt::print(stderr, "reproduce: [{}/{}] {}: not runnable yet\n", i + 1, chosen.size(), c.name);
@@ -82,7 +89,7 @@ void register_reproduce(CLI::App& app) {
     }
     // Results only once every case has run, so an error leaves no partial output.
     fmt::print("{}", experiment::render_reproduce(cat, outcomes, *fmt_opt));
-  });
+  }));
 }
 
 }  // namespace schedlab::cli

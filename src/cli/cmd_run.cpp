@@ -1,5 +1,5 @@
 // schedlab run [--machine P] [--features F] [--seed N] [--idle-disable NAMES] [--set K=V ...]
-//              [--json FILE] -- <benchmark command line>
+//              [--json FILE] [--trace FILE] -- <benchmark command line>
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -7,15 +7,17 @@
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/run.hpp"
-#include "host/probe.hpp"
+#include "io/output.hpp"
 
 namespace schedlab::cli {
 
 namespace {
 struct RunArgs {
   experiment::RunSpec spec;
-  std::string idle_disable;
-  std::string json;
+  std::optional<std::string> idle_disable;
+  std::optional<std::string> json;
+  std::optional<std::string> trace;
+  std::vector<std::string> positional;
 };
 }  // namespace
 
@@ -24,43 +26,45 @@ void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "simulate one benchmark run on a modeled machine");
   add_model_options(cmd, args->spec, args->idle_disable);
   cmd->add_option_function<std::string>(
-      "--seed", [args](const std::string& v) { args->spec.seed = parse_seed(v); },
+      "--seed", [args](const std::string& v) { args->spec.seed = parse_seed("--seed", v); },
       "random seed (same seed, same output)");
-  cmd->add_option("--json", args->json, "write metrics and counters (total and per CPU) as JSON");
-  cmd->add_option("--trace", args->spec.trace_path,
-                  "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
+  add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout)");
+  add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
   cmd->add_option("--trace-window", args->spec.trace_window,
                   "only trace START,END of the run (e.g. 0.5s,0.6s)");
   cmd->add_flag("--check", args->spec.check,
                 "check the model's invariants after every event; measure wasted idle time");
-  cmd->add_option("command", args->spec.command, "benchmark command line, after --")
-      ->required();
-  cmd->callback([args] {
-    finish_model_options(args->spec, args->idle_disable);
-    experiment::RunResult r = run_guarded(args->spec);
+  cmd->add_option("command", args->positional, "benchmark command line, after --");
+  cmd->callback(deferred([args] {
+    args->spec.command = benchmark_command(args->positional);
+    machine::Machine m = finish_model_options(args->spec, args->idle_disable);
+    // Every output is checked before the simulation starts: --json, --trace and the files the
+    // benchmark writes (rt-app's logs) whose names are known now.
+    std::vector<io::OutputPath> outs;
+    if (args->json) outs.push_back({"--json", *args->json, true});
+    if (args->trace) outs.push_back({"--trace", *args->trace, false});
+    for (const auto& p : workload::parse_workload(args->spec.command, m.topo.nr_cpus())->output_paths())
+      outs.push_back({"rt-app log", p, false});
+    io::check_output_paths(outs);
+    args->spec.trace_path = args->trace.value_or("");
+    experiment::RunResult r = experiment::run_one(m, args->spec);
     std::string json;
-    if (!args->json.empty()) json = experiment::to_json(r).dump(2) + "\n";
+    if (args->json) json = experiment::to_json(r).dump(2) + "\n";
     for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
     std::fflush(stderr);
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
     std::fflush(stdout);
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
-    for (const auto& f : r.files) {
-      try {
-        host::write_file_atomic(f.path, f.content);
-      } catch (const host::HostError& e) {
-        throw UsageError(e.what());
-      }
+    // Forked threads' logs are named only now: all are checked again before the first is written.
+    if (!r.files.empty()) {
+      outs.resize((args->json ? 1 : 0) + (args->trace ? 1 : 0));
+      for (const auto& f : r.files) outs.push_back({"rt-app log", f.path, false});
+      io::check_output_paths(outs);
     }
-    if (!args->json.empty()) {
-      try {
-        host::write_file_atomic(args->json, json);
-      } catch (const host::HostError& e) {
-        throw UsageError(fmt::format("--json: {}", e.what()));
-      }
-    }
-  });
+    for (const auto& f : r.files) io::write_file_atomic("rt-app log", f.path, f.content);
+    if (args->json) io::write_file_atomic("--json", *args->json, json);
+  }));
 }
 
 }  // namespace schedlab::cli

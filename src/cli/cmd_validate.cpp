@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
 #include "experiment/validate.hpp"
 #include "host/bench.hpp"
 #include "host/probe.hpp"
+#include "io/output.hpp"
 
 namespace schedlab::cli {
 namespace {
@@ -35,50 +37,30 @@ report::Format format_for(const std::string& path) {
 }
 
 void run_validate(ValidateArgs& a) {
-  auto line_open = std::make_shared<bool>(false);  // a "[i/n] command ..." line awaits its result
-  a.opt.progress = [line_open](int i, int n, const experiment::ValidationCase& c,
-                               const experiment::CaseResult* done) {
-    *line_open = !done;
+  io::check_output_path({"--output", a.output, true});  // before any real benchmark runs
+  a.opt.progress = [](int i, int n, const experiment::ValidationCase& c, const experiment::CaseResult* done) {
     if (!done) {
+      io::set_progress_line_open(true);  // an error or a signal ends the "[i/n] ..." line first
       fmt::print(stderr, "[{}/{}] {} ...", i + 1, n, host::join_command(c.argv));
     } else {
       fmt::print(stderr, " real {:.6g}, sim {:.6g} {} ({:+.1f}%)\n", done->real_s.mean, done->sim_s.mean, c.unit,
                  done->error_pct);
     }
     std::fflush(stderr);
+    if (done) io::set_progress_line_open(false);
   };
   a.opt.on_first_use = [](const std::string& msg) {
     fmt::print(stderr, "schedlab validate: {}\n", msg);
     std::fflush(stderr);
   };
-  a.opt.on_first_use = [](const std::string& msg) {
-    fmt::print(stderr, "schedlab validate: {}\n", msg);
-    std::fflush(stderr);
-  };
-  experiment::ValidationReport r;
-  try {
-    r = experiment::validate(a.opt);
-  } catch (const host::HostError& e) {
-    if (*line_open) fmt::print(stderr, "\n");
-    throw UsageError(e.what());
-  } catch (const std::invalid_argument& e) {
-    if (*line_open) fmt::print(stderr, "\n");
-    throw UsageError(e.what());
-  } catch (...) {
-    if (*line_open) fmt::print(stderr, "\n");
-    throw;
-  }
+  experiment::ValidationReport r = experiment::validate(a.opt);
   for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
   const std::string table = experiment::render_validation(r, report::Format::Text);
   if (a.output == "-") {
     std::fwrite(table.data(), 1, table.size(), stdout);
     return;
   }
-  try {
-    host::write_file_atomic(a.output, experiment::render_validation(r, format_for(a.output)));
-  } catch (const host::HostError& e) {
-    throw UsageError(e.what());
-  }
+  io::write_file_atomic("--output", a.output, experiment::render_validation(r, format_for(a.output)));
   std::fwrite(table.data(), 1, table.size(), stdout);
   fmt::print("wrote {}\n", a.output);
 }
@@ -103,7 +85,8 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--quick", args->opt.quick, "Tiny loop counts (hackbench -l 10, perf pipe -l 1000), for tests");
   cmd->add_option("--set", args->opt.sets,
                   "Override a profile parameter in the simulated runs only: KEY=VALUE (repeatable; for "
-                  "sensitivity studies, not for fitting)");
+                  "sensitivity studies, not for fitting)")
+      ->allow_extra_args(false);
   cmd->add_option("--only", args->opt.only, "Run only the cases whose name or command contains this text");
   cmd->add_option("--max-busy", args->opt.max_busy_pct,
                   "Repeat a real run (at most twice) when other processes kept more than this % of the CPUs busy "
@@ -112,7 +95,7 @@ void register_validate(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--allow-busy", args->opt.allow_busy,
                 "With no host profile yet: calibrate even if other processes keep the machine busy");
-  cmd->callback([args] { run_validate(*args); });
+  cmd->callback(deferred([args] { run_validate(*args); }));
 }
 
 }  // namespace schedlab::cli

@@ -2,15 +2,110 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
+#include "experiment/catalogue.hpp"
+#include "experiment/run.hpp"
+#include "host/probe.hpp"
+#include "io/output.hpp"
 #include "kernel/kernel.hpp"
 #include "machine/machine.hpp"
+#include "report/samples.hpp"
+#include "trace/writers.hpp"
+#include "workload/workload.hpp"
+
+namespace {
+
+using namespace schedlab;
+
+std::vector<CLI::App*> all_subcommands(CLI::App* app) {
+  return app->get_subcommands([](CLI::App*) { return true; });
+}
+
+std::string names(const std::vector<CLI::App*>& subs) {
+  std::string out;
+  for (auto* s : subs) out += (out.empty() ? "" : ", ") + s->get_name();
+  return out;
+}
+
+bool asks_for_help_or_version(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "-h" || a == "--help" || a == "--version"; });
+}
+
+// The subcommand path the arguments select ({"host", "bench"}), found before CLI11 parses them so
+// that `--` can be split off for the commands that take a benchmark command line. An unknown or
+// missing subcommand is a UsageError listing the known ones.
+std::vector<std::string> command_path(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> path;
+  CLI::App* cur = &app;
+  size_t i = 0;
+  while (!all_subcommands(cur).empty()) {
+    while (i < args.size() && !args[i].empty() && args[i][0] == '-') ++i;  // only flags at these levels
+    const auto subs = all_subcommands(cur);
+    const std::string where = path.empty() ? "" : path.back() + ": ";
+    if (i == args.size()) {
+      if (asks_for_help_or_version(args)) return path;
+      throw cli::UsageError(fmt::format("{}no command given (commands: {})", where, names(subs)));
+    }
+    auto it = std::find_if(subs.begin(), subs.end(), [&](CLI::App* s) { return s->check_name(args[i]); });
+    if (it == subs.end())
+      throw cli::UsageError(
+          fmt::format("{}unknown command '{}' (commands: {})", where, args[i], names(subs)));
+    path.push_back((*it)->get_name());
+    cur = *it;
+    ++i;
+  }
+  return path;
+}
+
+// What to say about an argument CLI11 did not expect, with a hint where a user's intent is clear.
+std::string extras_message(CLI::App& app, const std::vector<std::string>& path, bool had_dashes) {
+  CLI::App* leaf = &app;
+  for (const auto& name : path) leaf = leaf->get_subcommand(name);
+  std::vector<std::string> extra = leaf->remaining(false);
+  std::string cmd;
+  for (const auto& p : path) cmd += (cmd.empty() ? "" : " ") + p;
+  if (extra.empty()) return fmt::format("{}: unexpected arguments", cmd);
+  auto opt = std::find_if(extra.begin(), extra.end(), [](const std::string& a) { return a.size() > 1 && a[0] == '-'; });
+  if (opt == extra.end())
+    return fmt::format("{}: unexpected argument '{}'{}", cmd, extra.front(),
+                       cli::takes_benchmark(path) ? " (the benchmark command line goes after --)" : "");
+  std::string name = opt->substr(0, opt->find('='));
+  std::string hint;
+  if (cli::takes_benchmark(path) && !had_dashes) hint = " (the benchmark command line goes after --)";
+  if (path == std::vector<std::string>{"ab"}) {
+    if (name == "--json") hint = " (ab prints its tables on stdout: use --format json and redirect it)";
+    if (name == "--seed") hint = " (use --first-seed)";
+    if (name == "--trace" || name == "--check") hint = fmt::format(" (use {} with `schedlab run`)", name);
+  }
+  return fmt::format("{}: unknown option '{}'{}", cmd, name, hint);
+}
+
+template <class... Types>
+bool is_one_of(const std::exception& e) {
+  return (... || (dynamic_cast<const Types*>(&e) != nullptr));
+}
+
+// One error line on stderr, after what stdout holds and after an unfinished progress line.
+int fail(const std::string& prefix, const char* what, int status) {
+  std::fflush(stdout);
+  if (io::progress_line_open()) {
+    fmt::print(stderr, "\n");
+    io::set_progress_line_open(false);
+  }
+  fmt::print(stderr, "schedlab: {}{}\n", prefix, what);
+  return status;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using namespace schedlab;
+  io::install_signal_handlers();
   CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedlab 0.1.0");
@@ -21,34 +116,41 @@ int main(int argc, char** argv) {
   cli::register_host(app);
   cli::register_validate(app);
   cli::register_reproduce(app);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> path;
+  bool had_dashes = false;
   try {
-    app.parse(argc, argv);
+    path = command_path(app, std::vector<std::string>(args.begin(), std::find(args.begin(), args.end(), "--")));
+    auto dd = std::find(args.begin(), args.end(), "--");
+    had_dashes = dd != args.end();
+    if (had_dashes && cli::takes_benchmark(path)) {
+      cli::set_benchmark_tail(std::vector<std::string>(dd + 1, args.end()));
+      args.erase(dd, args.end());
+    }
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app.parse(reversed);
+    cli::run_deferred();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    return fail("error: ", extras_message(app, path, had_dashes).c_str(), 2);
   } catch (const CLI::ParseError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "schedlab: error: {}\n", e.what());
-    return 2;
-  } catch (const cli::UsageError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "schedlab: error: {}\n", e.what());
-    return 2;
-  } catch (const machine::ProfileError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "schedlab: error: {}\n", e.what());
-    return 2;
-  } catch (const kernel::CheckError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "schedlab: {}\n", e.what());
-    return 1;
+    return fail("error: ", e.what(), 2);
+  }
+  // The model broke one of its own invariants (--check): a bug in the model, not in the input.
+  catch (const kernel::CheckError& e) {
+    return fail("", e.what(), 1);
   } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "schedlab: internal error: {}\n", e.what());
-    return 1;
+    // Bad input, by type: each layer's own error class (exit 2).
+    if (is_one_of<cli::UsageError, machine::ProfileError, workload::WorkloadError, experiment::SpecError,
+                  experiment::DidNotFinish, experiment::CatalogueError, trace::TraceError, io::OutputError,
+                  host::HostError, report::SampleError>(e))
+      return fail("error: ", e.what(), 2);
+    return fail("internal error: ", e.what(), 1);
   }
   return 0;
 }

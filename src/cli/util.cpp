@@ -2,65 +2,97 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <sstream>
+#include <charconv>
 
 #include "cli/commands.hpp"
 
 namespace schedlab::cli {
 
-std::vector<std::string> split_commas(const std::string& s) {
+namespace {
+std::function<void()> g_deferred;
+std::optional<std::vector<std::string>> g_tail;
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty())
+      throw UsageError(s.empty() ? fmt::format("{}: empty list", flag)
+                                 : fmt::format("{} '{}': empty item in the list", flag, s));
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
   return out;
 }
 
-uint64_t parse_seed(const std::string& v) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
-    throw UsageError(fmt::format("--seed: '{}' is not a non-negative integer", v));
-  return std::stoull(v);
+uint64_t parse_seed(const std::string& flag, const std::string& v) {
+  uint64_t seed = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+  bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+  if (digits && ec == std::errc::result_out_of_range)
+    throw UsageError(fmt::format("{}: '{}' is larger than 18446744073709551615 (2^64 - 1)", flag, v));
+  if (!digits || ec != std::errc() || ptr != v.data() + v.size())
+    throw UsageError(fmt::format("{}: '{}' is not a non-negative integer", flag, v));
+  return seed;
 }
 
-void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable) {
+CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<std::string>& target,
+                          const std::string& help) {
+  return cmd->add_option_function<std::string>(
+      name, [&target](const std::string& v) { target = v; }, help);
+}
+
+void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<std::string>& idle_disable) {
   cmd->add_option("--machine", spec.machine,
                   "machine profile name, path to a .toml file, or `host` (this machine's profile, written by "
                   "`schedlab host probe|calibrate`)")
       ->capture_default_str();
   cmd->add_option("--features", spec.features,
                   "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");
-  cmd->add_option("--idle-disable", idle_disable,
-                  "disable idle states by name on every CPU (like cpuidle/stateN/disable)");
+  add_optional(cmd, "--idle-disable", idle_disable,
+               "disable idle states by name on every CPU (like cpuidle/stateN/disable)");
   cmd->add_option("--set", spec.sets,
                   "override a profile parameter or a scheduler change's tunable: KEY=VALUE, "
-                  "change.NAME.KEY=VALUE (repeatable)");
+                  "change.NAME.KEY=VALUE (repeatable)")
+      ->allow_extra_args(false);
 }
 
-void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable) {
-  spec.idle_disable = split_commas(idle_disable);
-  try {
-    experiment::run_features(spec);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+machine::Machine finish_model_options(experiment::RunSpec& spec, const std::optional<std::string>& idle_disable) {
+  if (idle_disable) spec.idle_disable = split_list("--idle-disable", *idle_disable);
+  experiment::run_features(spec);             // SpecError -> exit 2
+  return experiment::load_machine(spec);      // ProfileError -> exit 2
+}
+
+std::function<void()> deferred(std::function<void()> work) {
+  return [work = std::move(work)] { g_deferred = work; };
+}
+
+void run_deferred() {
+  if (g_deferred) g_deferred();
+}
+
+bool takes_benchmark(const std::vector<std::string>& path) {
+  if (path.size() == 1) return path[0] == "run" || path[0] == "ab";
+  return path.size() == 2 && path[0] == "host" && path[1] == "bench";
+}
+
+void set_benchmark_tail(std::vector<std::string> tail) { g_tail = std::move(tail); }
+
+std::vector<std::string> benchmark_command(const std::vector<std::string>& positional) {
+  if (g_tail) {
+    if (!positional.empty())
+      throw UsageError(fmt::format("unexpected argument '{}' before '--' (the benchmark command line goes "
+                                   "after --)",
+                                   positional.front()));
+    if (g_tail->empty()) throw UsageError("no benchmark command line after '--'");
+    return *g_tail;
   }
-  experiment::load_machine(spec);  // ProfileError -> exit 2
+  if (positional.empty()) throw UsageError("no benchmark command line (give it after --)");
+  return positional;
 }
-
-experiment::RunResult run_guarded(const experiment::RunSpec& spec) {
-  try {
-    return experiment::run_one(spec);
-  } catch (const workload::WorkloadError& e) {
-    throw UsageError(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const kernel::CheckError*>(&e)) throw;
-    if (std::string(e.what()).find("did not finish") != std::string::npos) throw;
-    throw UsageError(e.what());  // e.g. a trace file that cannot be written
-  }
-}
-
 
 }  // namespace schedlab::cli

@@ -1,20 +1,45 @@
-// Option plumbing shared by the commands that simulate (run, ab).
+// Option plumbing shared by the commands.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "experiment/run.hpp"
+#include "io/output.hpp"
 
 namespace schedlab::cli {
 
-// --machine, --features, --idle-disable, --set.
-void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::string& idle_disable);
-// Splits --idle-disable and validates machine + features early (clear errors, exit 2).
-void finish_model_options(experiment::RunSpec& spec, const std::string& idle_disable);
-// run_one() with bad input turned into UsageError.
-experiment::RunResult run_guarded(const experiment::RunSpec& spec);
-std::vector<std::string> split_commas(const std::string& s);
-// A non-negative 64-bit integer for --seed; throws UsageError.
-uint64_t parse_seed(const std::string& v);
+// --machine, --features, --idle-disable, --set (each --set takes exactly one KEY=VALUE).
+void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<std::string>& idle_disable);
+// Splits --idle-disable, checks the features and loads the machine (with --set and
+// --idle-disable applied) so that bad input is reported before anything runs.
+machine::Machine finish_model_options(experiment::RunSpec& spec, const std::optional<std::string>& idle_disable);
+
+// A comma-separated list; an empty item (",," or an empty list) is a UsageError naming `flag`.
+std::vector<std::string> split_list(const std::string& flag, const std::string& s);
+// A non-negative 64-bit integer (--seed, --first-seed); throws UsageError naming `flag`.
+uint64_t parse_seed(const std::string& flag, const std::string& v);
+
+// An option whose value may be given empty (`--json ""`, an error) and absent (no file).
+CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<std::string>& target,
+                          const std::string& help);
+
+// Subcommand callbacks only record what to do; main() runs it after CLI11 has checked the whole
+// command line (CLI11 calls callbacks before it reports unexpected arguments, so work done in
+// a callback would run before that error).
+std::function<void()> deferred(std::function<void()> work);
+// Runs the recorded work, if any.
+void run_deferred();
+
+// The commands that take a benchmark command line after `--` (run, ab, host bench): main()
+// splits the arguments at the first `--` and hands what follows here, so that no option of
+// schedlab's (a repeatable --set, an unknown --json) can consume the benchmark's flags.
+bool takes_benchmark(const std::vector<std::string>& command_path);
+void set_benchmark_tail(std::vector<std::string> tail);
+// The benchmark command line: what followed `--`; without `--`, the positional words given to
+// the command (`schedlab run hackbench`). Throws UsageError if both or neither are present.
+std::vector<std::string> benchmark_command(const std::vector<std::string>& positional);
 
 }  // namespace schedlab::cli

@@ -84,14 +84,17 @@ AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progres
   std::atomic<int> next{0};
   std::mutex mu;
   int done = 0;
+  // A failed run stops the series; the error reported is that of the failed run with the lowest
+  // index (every run before it is still run), so it does not depend on --jobs or on timing.
   std::exception_ptr err;
+  int err_index = total;
   auto worker = [&] {
     for (;;) {
       int i = next.fetch_add(1);
       if (i >= total) return;
       {
         std::lock_guard<std::mutex> g(mu);
-        if (err) return;
+        if (i > err_index) return;
       }
       int idx = i / 2;
       bool test = i % 2 == 1;
@@ -106,8 +109,7 @@ AbResult run_ab(const AbSpec& spec, const std::function<void(int, int)>& progres
         if (progress) progress(done, total);
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
-        if (!err) err = std::current_exception();
-        return;
+        if (i < err_index) err = std::current_exception(), err_index = i;
       }
     }
   };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -27,12 +28,9 @@ machine::Machine load_machine(const RunSpec& spec) {
   machine::Machine m;
   try {
     m = machine::load_profile(resolve_machine(spec.machine));
-  } catch (const machine::ProfileError& e) {
+  } catch (const machine::UnknownMachine& e) {
     // The machine layer knows only profiles/; `host` is resolved here.
-    std::string what = e.what();
-    if (what.rfind("unknown machine '", 0) == 0)
-      throw machine::ProfileError(what + "; or 'host' for this machine's profile (`schedlab host probe`)");
-    throw;
+    throw machine::UnknownMachine(std::string(e.what()) + "; or 'host' for this machine's profile (`schedlab host probe`)");
   }
   for (const auto& s : spec.sets)
     if (!kernel::Features::is_change_set(s)) machine::apply_set(m, s);
@@ -40,7 +38,29 @@ machine::Machine load_machine(const RunSpec& spec) {
   return m;
 }
 
-kernel::Features parse_features(const std::string& list) {
+kernel::Features parse_features(const std::string& list, const std::string& flag) {
+  // Checked here item by item, so that a typo such as "SM_IDLE,," or a contradiction such as
+  // "SM_IDLE,NO_SM_IDLE" is an error and not silently the last word.
+  std::vector<std::string> seen;  // feature names without NO_
+  size_t pos = 0;
+  while (!list.empty() && pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty())
+      throw SpecError(fmt::format("{} '{}': empty item in the feature list", flag, list));
+    std::string name = item.rfind("NO_", 0) == 0 ? item.substr(3) : item;
+    bool known = false;
+    for (const auto& fi : kernel::feature_table()) known = known || name == fi.name;
+    if (!known)
+      throw SpecError(fmt::format("{}: unknown feature '{}' (see `schedlab features`)", flag, item));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw SpecError(fmt::format("{} '{}': {} is given more than once", flag, list, name));
+    seen.push_back(name);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
   kernel::Features f;
   f.apply(list);
   return f;
@@ -50,8 +70,14 @@ RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec
 
 kernel::Features run_features(const RunSpec& spec) {
   kernel::Features f = parse_features(spec.features);
-  for (const auto& s : spec.sets)
-    if (kernel::Features::is_change_set(s)) f.apply_set(s);
+  for (const auto& s : spec.sets) {
+    if (!kernel::Features::is_change_set(s)) continue;
+    try {
+      f.apply_set(s);
+    } catch (const std::invalid_argument& e) {
+      throw SpecError(e.what());  // bad input by type, like the machine's --set errors
+    }
+  }
   return f;
 }
 
@@ -72,7 +98,7 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
       sink = file_sink.get();
     }
   } else if (!spec.trace_window.empty()) {
-    throw std::invalid_argument("--trace-window: needs --trace FILE");
+    throw SpecError("--trace-window: needs --trace FILE");
   }
   kernel::KernelOptions ko;
   ko.seed = spec.seed;
@@ -81,10 +107,18 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   kernel::Kernel k(m, f, ko);
   k.set_default_affinity(w->affinity());
   w->setup(k.api());
-  k.run(w->time_limit());
-  if (!w->finished())
-    throw std::runtime_error(fmt::format("benchmark did not finish within {} s of simulated time",
-                                         w->time_limit().seconds()));
+  sim::Time limit = w->time_limit();
+  if (spec.max_simulated_ns > 0 && spec.max_simulated_ns < limit.count()) limit = sim::Time::ns(spec.max_simulated_ns);
+  k.run(limit);
+  if (!w->finished()) {
+    std::string sets;
+    for (const auto& a : spec.sets) sets += " --set " + a;
+    throw DidNotFinish(fmt::format(
+        "'{}' did not finish within {} s of simulated time, the limit of one run ({} events "
+        "simulated{}); ask for less work (fewer loops, groups or seconds){}",
+        workload::join(spec.command), limit.seconds(), k.events_run(),
+        sets.empty() ? "" : ", with" + sets, sets.empty() ? "" : " or smaller costs"));
+  }
   RunResult r;
   r.machine = m.name;
   r.features = f.describe();

@@ -1,6 +1,7 @@
 // One simulated run: machine + features + seed + benchmark command line -> metrics + counters.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,21 @@
 #include "workload/workload.hpp"
 
 namespace schedlab::experiment {
+
+// A run that cannot start as specified (a bad feature list, --trace-window without --trace):
+// one line naming the flag; the CLI exits with status 2.
+class SpecError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The benchmark had not completed when the simulated time reached its limit (an hour for the
+// benchmarks that run to completion): the costs or the benchmark's own counts ask for more
+// work than one run simulates. The message names the command and the --set overrides.
+class DidNotFinish : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct RunSpec {
   std::string machine = "tiny-4";           // profile name or path
@@ -20,6 +36,8 @@ struct RunSpec {
   std::string trace_path;                   // --trace FILE (.dat, .txt, .json)
   std::string trace_window;                 // --trace-window START,END
   bool check = false;                       // --check: invariants after every event
+  int64_t max_simulated_ns = 0;             // > 0: stop there if the benchmark's own limit is later
+                                            // (DidNotFinish; the fuzzers' short simulations)
 };
 
 struct RunResult {
@@ -46,13 +64,15 @@ inline constexpr const char* kHostMachine = "host";
 std::string resolve_machine(const std::string& name);
 // Loads the machine (a built-in name, a .toml path, or `host`), applies --set and --idle-disable; throws machine::ProfileError.
 machine::Machine load_machine(const RunSpec& spec);
-// Parses features; throws std::invalid_argument.
-kernel::Features parse_features(const std::string& list);
+// Parses a feature list (NAME turns on, NO_NAME off, see `schedlab features`): each item once, no
+// empty item. Throws SpecError naming `flag` (--features, --base, --test).
+kernel::Features parse_features(const std::string& list, const std::string& flag = "--features");
 // The run's features: spec.features plus the change tunables among spec.sets
-// (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws std::invalid_argument.
+// (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws SpecError.
 kernel::Features run_features(const RunSpec& spec);
-// Runs one simulation. Throws workload::WorkloadError / machine::ProfileError on bad input and
-// std::runtime_error if the benchmark did not complete within its time limit.
+// Runs one simulation. Throws workload::WorkloadError / machine::ProfileError / SpecError /
+// trace::TraceError / io::OutputError on bad input and DidNotFinish if the benchmark did not
+// complete within its time limit.
 RunResult run_one(const RunSpec& spec);
 RunResult run_one(const machine::Machine& m, const RunSpec& spec);
 

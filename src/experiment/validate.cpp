@@ -19,6 +19,7 @@
 #include "host/calibrate.hpp"
 #include "host/host_profile.hpp"
 #include "host/probe.hpp"
+#include "io/output.hpp"
 #include "workload/workload.hpp"
 #include "util/text.hpp"
 
@@ -284,12 +285,12 @@ std::vector<ValidationCase> validation_cases(bool quick) {
 }
 
 ValidationReport validate(const ValidateOptions& opt) {
-  if (opt.runs < 1) throw std::invalid_argument(fmt::format("--runs must be at least 1 (got {})", opt.runs));
+  if (opt.runs < 1) throw SpecError(fmt::format("--runs must be at least 1 (got {})", opt.runs));
   std::vector<ValidationCase> cases;
   for (auto& c : validation_cases(opt.quick))
     if (opt.only.empty() || c.name.find(opt.only) != std::string::npos || command_of(c).find(opt.only) != std::string::npos)
       cases.push_back(c);
-  if (cases.empty()) throw std::invalid_argument(fmt::format("no validation case matches '{}'", opt.only));
+  if (cases.empty()) throw SpecError(fmt::format("no validation case matches '{}'", opt.only));
   for (const auto& c : cases) {  // a missing tool fails before anything runs, calibration included
     auto bs = host::identify_benchmark(c.argv);
     if (host::find_in_path(bs.program).empty())
@@ -317,7 +318,11 @@ ValidationReport validate(const ValidateOptions& opt) {
       co.model_to_real = pr.model_to_real;
       auto cal = host::calibrate(co);
       auto updates = host::apply_calibration(pr.machine, cal);
-      host::write_file_atomic(path, host::calibrated_profile_text(pr, base, cal, updates));
+      if (auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {
+        std::filesystem::create_directories(dir, ec);
+        if (ec) throw host::HostError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+      }
+      io::write_file_atomic("host profile", path, host::calibrated_profile_text(pr, base, cal, updates));
       first_use = fmt::format("probed and calibrated by this run ({:.1f} s, {} cost(s) measured, {} warning(s) in "
                               "the profile header)",
                               cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());

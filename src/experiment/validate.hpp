@@ -87,7 +87,7 @@ struct ValidationReport {
 };
 
 // Runs everything. Throws host::HostError (tool missing, unparseable output), machine::ProfileError
-// (no host profile, bad --set), std::invalid_argument (runs < 1, no case matches `only`).
+// (no host profile, bad --set), SpecError (runs < 1, no case matches `only`).
 ValidationReport validate(const ValidateOptions& opt);
 
 // The report as text (aligned table with a header), markdown, JSON (with every sample) or CSV

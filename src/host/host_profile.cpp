@@ -22,7 +22,7 @@ std::string profile_text(const machine::Machine& m, const std::vector<std::strin
   std::string h;
   for (auto& l : header) h += l + "\n";
   std::string text = machine::to_toml(m, h);
-  machine::parse_profile(text, "the profile just written");  // throws if we produced something invalid
+  machine::parse_profile(text, "(profile from sysfs)");  // throws if we produced something invalid
   return text;
 }
 

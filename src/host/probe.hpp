@@ -79,8 +79,4 @@ std::vector<std::string> probe_header(const ProbeResult& r, const std::string& b
 // $HOME/.config/schedlab/host.toml, else ./host.toml.
 std::string default_host_profile_path();
 
-// Writes `text` to `path` atomically (temp file in the same directory, then rename); creates
-// missing parent directories. "-" writes to stdout. Throws HostError.
-void write_file_atomic(const std::string& path, const std::string& text);
-
 }  // namespace schedlab::host

@@ -75,7 +75,9 @@ struct ChangeInfo {
   HOOK(wakeup_preempt)                                                                           \
   HOOK(resched_curr)                                                                             \
   HOOK(wake_affine)                                                                              \
+  HOOK(wake_affine_idle)                                                                         \
   HOOK(select_idle_sibling)                                                                      \
+  HOOK(select_idle_cpu_depth)                                                                    \
   HOOK(select_idle_cpu_candidate)                                                                \
   HOOK(select_idle_cpu_visit)                                                                    \
   HOOK(select_idle_cpu_done)                                                                     \
@@ -154,10 +156,21 @@ class Change {
                               int& /*target*/, int64_t& /*cost*/) {
     return false;
   }
+  // wake_affine_idle() (WA_IDLE) found neither CPU idle and no sync wakeup onto a CPU running
+  // only the waker: the change may set `target` to this_cpu or prev_cpu (it stays -1 for none,
+  // then WA_WEIGHT decides).
+  virtual void on_wake_affine_idle(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/,
+                                   int& /*target*/, int64_t& /*cost*/) {}
   // select_idle_sibling(), on entry: return true to place p on `target` at once (a CPU p is
   // allowed on).
   virtual bool on_select_idle_sibling(int /*this_cpu*/, Task* /*p*/, int /*prev*/, int& /*target*/,
                                       int64_t& /*cost*/) {
+    return false;
+  }
+  // select_idle_cpu() once SIS_UTIL has bounded the scan to `nr` (nr_idle_scan + 1 > 1; only
+  // while the LLC has no idle core), before the scan: return true to return `cpu` at once.
+  virtual bool on_select_idle_cpu_depth(Rq& /*this_rq*/, Task* /*p*/, int /*target*/, int /*nr*/,
+                                        int& /*cpu*/, int64_t& /*cost*/) {
     return false;
   }
   // select_idle_cpu()'s candidate set: return false to leave `cpu` out of the scan (before it

@@ -41,6 +41,7 @@ void update_curr(Kernel& k, Rq& rq) {
   int64_t delta = (k.now() - curr->exec_start).count();
   if (delta <= 0) return;
   curr->exec_start = k.now();
+  curr->sum_exec_runtime += delta;
   curr->vruntime += delta * kNice0Load / curr->weight;
   // Track the rq's zero point so an emptied rq keeps a sensible clock.
   rq.idle->vruntime = std::max(rq.idle->vruntime, curr->vruntime - curr->slice);
@@ -188,6 +189,8 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_cpu;
     else if (available_idle_cpu(k, prev_cpu))
       target = prev_cpu;
+    for (Change* c : k.hooks(Hook::wake_affine_idle))
+      if (target < 0) c->on_wake_affine_idle(this_cpu, prev_cpu, sync, target, cost);
   }
   if (target < 0 && k.f.on(Feature::WA_WEIGHT)) {
     int64_t this_load = k.rqs[this_cpu].nr_running * kNice0Load;
@@ -300,10 +303,11 @@ bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
 }
 }  // namespace
 
-// select_idle_cpu(): scan the LLC from target+1, wrapping. SIS_UTIL bounds the per-CPU scan to
-// nr_idle_scan (none at all when the LLC is overloaded); SIS_PROP bounds it by avg_idle over
-// avg_scan_cost. Changes may narrow the candidates (Hook::select_idle_cpu_candidate; each is
-// still verified with available_idle_cpu()) and see every CPU visited.
+// select_idle_cpu(): scan the LLC from target+1, wrapping. SIS_PROP bounds the per-CPU scan by
+// avg_idle over avg_scan_cost; SIS_UTIL's nr_idle_scan replaces that bound when both are on
+// (SIS_PROP's bookkeeping still runs) and stops the scan at once when it is 0. Changes may
+// narrow the candidates (Hook::select_idle_cpu_candidate; each is still verified with
+// available_idle_cpu()) and see every CPU visited.
 int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
                     int64_t& cost) {
   const CpuTopology& topo = k.topo;
@@ -324,10 +328,14 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     nr = span_avg > kSisPropMinScan * avg_cost ? static_cast<int>(span_avg / avg_cost)
                                                  : kSisPropMinScan;
   }
-  if (k.f.on(Feature::SIS_UTIL)) {
-    int n = sds.nr_idle_scan + 1;
-    if (n == 1) return -1;  // overloaded LLC: don't scan at all
-    nr = std::min(nr, n);
+  // SIS_UTIL's depth replaces SIS_PROP's when both are on (v6.0-v6.6); since v6.1 it is not
+  // applied while the LLC has an idle core (select_idle_core() scans unbounded).
+  if (k.f.on(Feature::SIS_UTIL) && !has_idle_core) {
+    nr = sds.nr_idle_scan + 1;  // because !--nr is the condition to stop the scan
+    if (nr == 1) return -1;     // overloaded LLC: don't scan at all
+    int cpu = -1;
+    for (Change* c : k.hooks(Hook::select_idle_cpu_depth))
+      if (c->on_select_idle_cpu_depth(this_rq, p, target, nr, cpu, cost)) return cpu;
   }
   const int llc_n = static_cast<int>(sds.cpus.size());
   // Start at the CPU after target in the LLC span and wrap (for_each_cpu_wrap).

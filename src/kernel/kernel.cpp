@@ -47,7 +47,8 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     rq.c.idle_ns.assign(nstates, 0);
     rq.c.idle_usage.assign(nstates, 0);
     rq.c.change.assign(nr_change_counters(), 0);
-    rq.avg_idle = 2 * m.tunables.migration_cost_ns;
+    rq.avg_idle = 2 * m.tunables.migration_cost_ns;  // sched_init()
+    rq.wake_avg_idle = rq.avg_idle;                   // ... and SIS_PROP's aged copy of it
     rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
     rq.llc = topo.llc_of(cpu);
   }
@@ -56,7 +57,9 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   llcs.resize(topo.nr_llcs());
   for (int l = 0; l < topo.nr_llcs(); ++l) {
     llcs[l].cpus = topo.llc_cpus(l);
-    llcs[l].nr_idle_scan = static_cast<int>(llcs[l].cpus.size());
+    // __sdt_alloc() zero-allocates sched_domain_shared: SIS_UTIL scans nothing until the
+    // first periodic balance of the LLC level computes nr_idle_scan.
+    llcs[l].nr_idle_scan = 0;
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
     llcs[l].nr_busy_cpus = static_cast<int>(llcs[l].cpus.size());  // sd_init(): all busy at boot
   }

@@ -38,6 +38,9 @@ struct Topology {
   bool operator==(const Topology&) const = default;
 };
 
+// CPUIDLE_STATE_MAX (include/linux/cpuidle.h): a cpuidle driver has at most this many states.
+inline constexpr size_t kMaxIdleStates = 10;
+
 // One cpuidle state, with the name the machine's cpuidle driver gives it.
 inline constexpr const char* kPollStateName = "POLL";  // cpuidle's poll_idle state
 
@@ -226,6 +229,11 @@ class ProfileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// A --machine name that is neither a built-in profile nor a path (the message lists the names).
+class UnknownMachine : public ProfileError {
+ public:
+  using ProfileError::ProfileError;
+};
 
 // Describes one settable parameter: its TOML key (e.g. "costs.context_switch_ns"), unit,
 // accepted range and meaning. Used by the loader, `--set` and `schedlab machines --params`.
@@ -245,7 +253,8 @@ std::vector<ParamInfo> idle_state_params();
 std::string profile_dir();
 // Built-in profile names, sorted.
 std::vector<std::string> list_profiles();
-// Loads a profile by built-in name or by path to a .toml file. Throws ProfileError.
+// Loads a profile by built-in name or by path to a .toml file. Throws ProfileError (UnknownMachine
+// for a name that is no built-in profile).
 Machine load_profile(const std::string& name_or_path);
 Machine parse_profile(const std::string& toml_text, const std::string& source_name);
 // Applies `--set KEY=VALUE` (KEY is a TOML key from params(), or

@@ -96,6 +96,10 @@ std::optional<Problem> check_topology(const Topology& t) {
 std::optional<Problem> check_idle_states(const Machine& m) {
   if (m.idle_states.empty())
     return Problem{"no idle states (add at least one [[idle_state]] table)", "idle_state"};
+  if (m.idle_states.size() > kMaxIdleStates)
+    return Problem{fmt::format("{} idle states; the kernel allows at most {} (CPUIDLE_STATE_MAX)",
+                               m.idle_states.size(), kMaxIdleStates),
+                   fmt::format("idle_state[{}]", kMaxIdleStates)};
   std::set<std::string> seen;
   for (size_t i = 0; i < m.idle_states.size(); ++i) {
     IdleState s = m.idle_states[i];
@@ -432,7 +436,7 @@ Machine load_profile(const std::string& name_or_path) {
     path = (fs::path(profile_dir()) / (name_or_path + kProfileExt)).string();
     if (!fs::exists(path)) {
       auto known = list_profiles();
-      throw ProfileError(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
+      throw UnknownMachine(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
                                               name_or_path, profile_dir(), known.empty() ? "none" : join(known),
                                               kProfileExt)));
     }
@@ -535,8 +539,8 @@ void apply_set(Machine& m, const std::string& assignment) {
       for (const auto& f : detail::fields())
         if (key == f.name) hits.push_back(&f);
     if (hits.empty())
-      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, guest.*, idle_state.<NAME>.*; "
-                       "see `schedlab machines --params`)",
+      fail(fmt::format("unknown key '{}' (keys are costs.*, tunables.*, noise.*, guest.*, idle_state.<NAME>.*, "
+                       "change.<FEATURE>.*; see `schedlab machines --params`)",
                        key));
     if (hits.size() > 1) {
       std::vector<std::string> ks;

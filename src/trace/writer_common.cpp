@@ -1,49 +1,18 @@
 #include "trace/writer_common.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
+
+#include "io/output.hpp"
 
 namespace schedlab::trace::detail {
 
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw std::runtime_error(
-        fmt::format("--trace {}: cannot create {}: {}", path, tmp, std::strerror(errno)));
-  bool ok = true;
-  for (auto data : pieces)
-    if (ok && !data.empty()) ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  ok = (std::fflush(f) == 0) && ok;
-  int saved = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(
-        fmt::format("--trace {}: write failed: {}", path, std::strerror(saved ? saved : errno)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    saved = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error(
-        fmt::format("--trace {}: cannot rename {}: {}", path, tmp, std::strerror(saved)));
-  }
+  io::write_file_atomic("--trace", path, pieces);
 }
 
-void check_writable(const std::string& path) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw std::runtime_error(
-        fmt::format("--trace {}: cannot create a file there: {}", path, std::strerror(errno)));
-  std::fclose(f);
-  std::remove(tmp.c_str());
-}
+void check_writable(const std::string& path) { io::check_output_path({"--trace", path}); }
 
 std::string switch_comm(const TaskInfo& p, int cpu) {
   if (p.pid == 0) return fmt::format("swapper/{}", cpu);

@@ -11,14 +11,14 @@
 
 namespace schedlab::trace::detail {
 
-// Writes `data` to `path` whole: to a temporary file in the same directory, then rename().
-// Throws std::runtime_error naming the path on failure (and removes the temporary file).
+// Writes the trace file whole (io::write_file_atomic: a temporary file renamed at the end,
+// removed on failure or SIGINT/SIGTERM). Throws io::OutputError naming --trace and the path.
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces);
 inline void write_file_atomically(const std::string& path, std::string_view data) {
   write_file_atomically(path, std::vector<std::string_view>{data});
 }
-// Fails early (std::runtime_error naming the path) when `path`'s directory is not writable, so
-// that a long run does not end in an unwritable trace. Leaves nothing behind.
+// Fails early (io::OutputError naming --trace and the path) when the trace cannot be written
+// there, so that a long run does not end in an unwritable trace. Leaves nothing behind.
 void check_writable(const std::string& path);
 
 inline bool in_window(const std::optional<TraceWindow>& w, Time t) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,13 @@
 #include "trace/sink.hpp"
 
 namespace schedlab::trace {
+
+// A bad --trace FILE (unknown extension) or --trace-window: one line naming the flag. A trace
+// that cannot be written throws io::OutputError instead.
+class TraceError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 // [first, second): events with first <= t < second are written; kernel slices and the
 // task/idle slices of the JSON view are clipped to it.
@@ -21,12 +29,12 @@ using TraceWindow = std::pair<Time, Time>;
 // ".txt" (ftrace text as /sys/kernel/tracing/trace prints it), ".json" (Chrome/Perfetto
 // trace-event JSON). Nothing is written until end(): the file then appears whole (written to a
 // temporary file next to it and renamed), so a run that fails leaves no partial output.
-// Throws std::invalid_argument with a one-line message for an unknown extension.
+// Throws TraceError for an unknown extension, io::OutputError for a path that cannot be written.
 std::unique_ptr<TraceSink> open_trace(const std::string& path,
                                       std::optional<TraceWindow> window = std::nullopt);
 
 // Parses "START,END" (e.g. "0.5s,0.6s", "100ms,200ms", "1500us,2000us", "250000ns,1ms";
-// a plain number is seconds). Throws std::invalid_argument with a one-line message naming the
+// a plain number is seconds). Throws TraceError with a one-line message naming the
 // problem (missing comma, bad number, unknown unit, END not after START).
 TraceWindow parse_trace_window(const std::string& text);
 

@@ -163,7 +163,7 @@ class Builder {
     Value* top = stack_.back();
     if (top->type == Value::Type::Object) {
       v.line = key_line_;
-      top->members.emplace_back(std::move(key_), std::move(v));
+      top->members.push_back({std::move(key_), std::move(v)});
       key_.clear();
       return &top->members.back().second;
     }

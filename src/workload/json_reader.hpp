@@ -13,6 +13,9 @@
 namespace schedlab::workload::json {
 
 struct Value {
+  // A member of an object: its key (first) and value (second). Defined below Value: a std::pair
+  // holding a Value needs a complete Value, which clang enforces inside Value's own definition.
+  struct Member;
   enum class Type { Null, Bool, Int, Float, String, Array, Object };
   Type type = Type::Null;
   bool b = false;
@@ -20,7 +23,7 @@ struct Value {
   double f = 0;       // Float
   std::string s;      // String
   int line = 0;       // line of the member's key; for array elements and the root, the value's
-  std::vector<std::pair<std::string, Value>> members;  // Object, in file order, duplicates kept
+  std::vector<Member> members;                         // Object, in file order, duplicates kept
   std::vector<Value> items;                            // Array
 
   bool is(Type t) const { return type == t; }
@@ -28,6 +31,11 @@ struct Value {
   const Value* find(std::string_view key) const;
   // How many members are named `key`.
   int count(std::string_view key) const;
+};
+
+struct Value::Member {
+  std::string first;
+  Value second;
 };
 
 // "integer", "string", "object", ... (for error messages).

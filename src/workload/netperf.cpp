@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "workload/options.hpp"
@@ -99,13 +100,18 @@ NetperfOptions parse_netperf_options(const std::vector<std::string>& args, int n
       {'L', "local", true},    {'T', "cpu-binding", true}, {'P', "print-headers", true},
       {0, "instances", true},
   };
+  bool test_given = false;
   for (const auto& po : getopt("netperf", global, gspecs, nullptr)) {
     switch (po.spec->short_name) {
-      case 't':
-        if (po.value != "TCP_RR")
+      case 't': {
+        std::string name = po.value;  // netperf compares test names case-insensitively
+        for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        if (name != "TCP_RR")
           throw WorkloadError(fmt::format("netperf: -t {}: only TCP_RR is modeled", po.value));
-        o.test = po.value;
+        o.test = name;
+        test_given = true;
         break;
+      }
       case 'l': {
         long long l = parse_count(po.flag, po.value, -1000000000LL, 100000);
         if (l <= 0)
@@ -129,6 +135,8 @@ NetperfOptions parse_netperf_options(const std::vector<std::string>& args, int n
       case 0: o.instances = static_cast<int>(parse_count(po.flag, po.value, 1, 65536)); break;
     }
   }
+  if (!test_given)
+    throw WorkloadError("netperf: without -t, netperf runs TCP_STREAM, which is not modeled; give -t TCP_RR");
   static const std::vector<OptSpec> tspecs = {{'r', "request-response", true}, {'D', nullptr, false}};
   for (const auto& po : getopt("netperf TCP_RR", test, tspecs, nullptr)) {
     if (po.spec->short_name == 'r') parse_sizes(po.flag, po.value, o.req, o.resp);

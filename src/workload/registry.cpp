@@ -242,7 +242,9 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
     if (cpus.empty()) throw WorkloadError("taskset: no CPUs given");
     if (i >= argv.size()) throw WorkloadError("taskset: no benchmark command after the CPU list");
     auto w = parse_workload(std::vector<std::string>(argv.begin() + i, argv.end()), nr_cpus);
-    w->set_affinity(cpus);
+    // `taskset -c 0 taskset -c 1 cmd`: the inner taskset calls sched_setaffinity() after the
+    // outer one, so its mask is the one cmd runs with.
+    if (w->affinity().empty()) w->set_affinity(cpus);
     return w;
   }
   std::string tool = argv[0];

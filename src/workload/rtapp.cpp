@@ -570,6 +570,15 @@ class ThreadProg : public Program {
 
 }  // namespace
 
+namespace {
+// rt-app's name of a thread created at start: "<task>-<index among all threads>".
+std::string initial_thread_name(const rtapp::Task& t, int ind) { return fmt::format("{}-{}", t.name, ind); }
+
+std::string log_path(const rtapp::Global& g, const std::string& thread) {
+  return fmt::format("{}/{}-{}.log", g.logdir, g.log_basename, thread);
+}
+}  // namespace
+
 // The kernel-facing part: a thread is a task of the use case's one process, created with the
 // task's policy, nice weight, custom slice and affinity. Initial threads are woken by the
 // harness at time 0; a forked one by its parent (the caller queues the wakeup).
@@ -580,7 +589,7 @@ Thread* Rtapp::State::create_thread(int task, bool forked, int fork_cpu) {
   th->task = task;
   th->forked = forked;
   th->name = forked ? fmt::format("{}-{}-{:04d}", t.name, th->ind, nforks[static_cast<size_t>(task)]++)
-                    : fmt::format("{}-{}", t.name, th->ind);
+                    : initial_thread_name(t, th->ind);
   for (const auto& lt : t.local_timers) th->local_timers.push_back(TimerObj{false, {}, lt.relative});
   notice(fmt::format("thread_data_set_unique_name {} {}", th->ind, th->name));
   kernel::TaskOptions o;
@@ -716,7 +725,7 @@ std::vector<OutputFile> Rtapp::output_files() const {
   size_t cap = static_cast<size_t>(g.log_buffer_bytes / kTimingPointBytes);
   for (const auto& t : st_->threads) {
     OutputFile f;
-    f.path = fmt::format("{}/{}-{}.log", g.logdir, g.log_basename, t->name);
+    f.path = log_path(g, t->name);
     f.content = log_header();
     size_t first = 0;
     if (g.log == rtapp::LogMode::Buffer) {
@@ -726,6 +735,17 @@ std::vector<OutputFile> Rtapp::output_files() const {
     for (size_t i = first; i < t->rows.size(); ++i) f.content += format_row(t->rows[i]);
     out.push_back(std::move(f));
   }
+  return out;
+}
+
+// Initial threads are created task by task, instance by instance (setup()); forked threads'
+// logs get names only when they are forked.
+std::vector<std::string> Rtapp::output_paths() const {
+  std::vector<std::string> out;
+  if (cfg_.global.log == rtapp::LogMode::Disabled) return out;
+  int ind = 0;
+  for (const auto& t : cfg_.tasks)
+    for (int i = 0; i < t.instances; ++i) out.push_back(log_path(cfg_.global, initial_thread_name(t, ind++)));
   return out;
 }
 

@@ -36,6 +36,7 @@ class Rtapp : public Workload {
   std::vector<Metric> metrics() const override;
   sim::Time time_limit() const override;
   std::vector<OutputFile> output_files() const override;
+  std::vector<std::string> output_paths() const override;
   std::vector<std::string> warnings() const override;
   const rtapp::Config& config() const { return cfg_; }
 

@@ -180,7 +180,7 @@ class Reader {
   // workgen makes repeated keys of one object unique by appending a number, so repeated task or
   // phase names become distinct tasks or phases: "t", "t" -> "t", "t1".
   std::vector<std::pair<std::string, const Value*>> renamed(
-      const std::vector<std::pair<std::string, Value>>& members, const std::string& where) {
+      const std::vector<Value::Member>& members, const std::string& where) {
     std::vector<std::pair<std::string, const Value*>> out;
     std::set<std::string> names;
     int curid = 1;

@@ -43,6 +43,9 @@ class Workload {
   // (each whole, never a partial file), `schedlab ab` does not (its runs would overwrite each
   // other).
   virtual std::vector<OutputFile> output_files() const { return {}; }
+  // The paths of output_files() known before the run (rt-app's initial threads' logs), so that
+  // `schedlab run` checks them with --json and --trace before the simulation starts.
+  virtual std::vector<std::string> output_paths() const { return {}; }
   // Lines for stderr: input accepted without meaning in the model, what the run left undone.
   virtual std::vector<std::string> warnings() const { return {}; }
   // CPUs the benchmark's tasks may run on (`taskset -c LIST <benchmark>`); empty = all.

@@ -246,8 +246,32 @@ TEST_F(cliCompare, LabelCountMismatchIsRejected) {
 
 TEST_F(cliCompare, MissingFileAndSingleFileAreRejected) {
   write("a.txt", base_);
-  expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file");
+  expect_usage_error(run("a.txt nope.txt"), "nope.txt: cannot open file: No such file or directory");
   expect_usage_error(run("a.txt"), "compare needs at least two sample files (FILE_A FILE_B ...)");
+}
+
+// Found by the compare fuzzers: magnitudes that overflow the statistics (1e308 - -1e308 is inf
+// in the bootstrap) and a JSON number beyond double (nlohmann's out_of_range, not parse_error)
+// ended in internal errors.
+TEST_F(cliCompare, HugeValuesAreRejectedByName) {
+  write("a.txt", base_);
+  write("big.txt", "1e308\n-1e308\n");
+  expect_usage_error(run("a.txt big.txt"), "big.txt:1: 1e+308 is too large for the statistics (at most 1e100 in magnitude)");
+  write("big.json", "[1e400]");
+  auto r = run("a.txt big.json");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("big.json: invalid JSON: "), std::string::npos) << r.err;
+  write("ok.txt", "1e100\n-1e100\n");
+  EXPECT_EQ(run("a.txt ok.txt").status, 0);
+}
+
+// A directory opens as a stream but fails on the first read ("basic_filebuf::underflow ... Is a
+// directory", an internal error before): it is named as what it is.
+TEST_F(cliCompare, DirectoryIsRejected) {
+  write("a.txt", base_);
+  fs::create_directories(dir_ / "samples");
+  expect_usage_error(run("samples a.txt"), "samples: is a directory, not a sample file");
+  expect_usage_error(run("a.txt samples"), "samples: is a directory, not a sample file");
 }
 
 TEST_F(cliCompare, SampleStdAndQuantileMethodOptions) {

@@ -1,6 +1,7 @@
 // Small task programs for mechanism tests.
 #pragma once
 #include <functional>
+#include <string>
 
 #include "kernel/kernel.hpp"
 
@@ -24,6 +25,18 @@ class Lambda : public kernel::Behavior {
 
 inline std::unique_ptr<kernel::Behavior> lambda(std::function<Action(Api&, Task&, int)> f) {
   return std::make_unique<Lambda>(std::move(f));
+}
+
+// Features from a --features list ("SIS_NODE,NO_SIS_UTIL").
+inline kernel::Features features(const std::string& list) {
+  kernel::Features f;
+  f.apply(list);
+  return f;
+}
+
+// A CPU hog: computes for a second at a time, never sleeps.
+inline std::unique_ptr<kernel::Behavior> hog() {
+  return lambda([](Api&, Task&, int) { return Action::compute(1000000000); });
 }
 
 inline kernel::TaskOptions pinned(int cpu, bool blocked = false) {

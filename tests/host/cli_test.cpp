@@ -107,6 +107,19 @@ TEST_F(HostCli, ProbeBadInput) {
   EXPECT_FALSE(fs::exists(path("p.toml")));
 }
 
+// What sysfs says can still make an invalid profile (here a C-state exit latency of 2000 s): the
+// error says so, and names the file it did not write instead of a line in it.
+TEST_F(HostCli, ProbeInvalidProfileNamesWhatWasNotWritten) {
+  fs::copy(kFixtures + "sysfs-2s-smt", path("root"), fs::copy_options::recursive);
+  std::ofstream(path("root/sys/devices/system/cpu/cpu0/cpuidle/state3/latency")) << "2000000000\n";
+  auto r = run("host probe --sysfs-root " + path("root") + " --output " + path("p.toml"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("schedlab: error: (profile from sysfs):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("idle_state.C6.exit_latency_ns = 2000000000000 is absurd"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; nothing written to " + path("p.toml")), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("p.toml")));
+}
+
 TEST_F(HostCli, ProbeToStdout) {
   auto r = run("host probe --sysfs-root " + kFixtures + "sysfs-arm64 --output -");
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "../common/fake_sysfs.hpp"
 #include "host/probe.hpp"
 
 namespace fs = std::filesystem;
@@ -267,18 +268,65 @@ TEST(Probe, RealSysfsDoesNotCrash) {
   EXPECT_FALSE(r.machine.idle_states.empty());
 }
 
-TEST(WriteFileAtomic, WritesAndReplaces) {
-  fs::path dir = fs::temp_directory_path() / ("schedlab-atomic-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  std::string p = (dir / "sub/host.toml").string();
-  host::write_file_atomic(p, "a\n");
-  host::write_file_atomic(p, "b\n");
-  std::ifstream in(p);
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(s, "b\n");
-  int files = 0;
-  for (auto& e : fs::directory_iterator(dir / "sub")) (void)e, ++files;
-  EXPECT_EQ(files, 1);  // no temp left behind
-  fs::remove_all(dir);
-  EXPECT_THROW(host::write_file_atomic("/proc/schedlab-no/x", "a"), host::HostError);
+// A repeated state name (sysfs does not forbid it) would make an invalid profile, reported
+// against a file never written: the probe keeps both, renames the second and says where.
+TEST(Probe, DuplicateIdleStateNameIsRenamedWithAWarning) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "cpu0/cpuidle/state2/name", "C1");
+  auto r = probe_sysfs(t.root());
+  ASSERT_EQ(r.machine.idle_states.size(), 4u);
+  EXPECT_EQ(r.machine.idle_states[1].name, "C1");
+  EXPECT_EQ(r.machine.idle_states[2].name, "C1-state2");
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state2 is named 'C1' like an earlier state; calling it 'C1-state2'"));
+  host::apply_base(r.machine, machine::load_profile("tiny-4"));
+  EXPECT_NO_THROW(machine::parse_profile(machine::to_toml(r.machine), "host.toml"));
+}
+
+TEST(Probe, NegativeLatencyIsReadAsZeroWithAWarning) {
+  TreeCopy t("sysfs-2s-smt");
+  t.write(kCpu + "cpu0/cpuidle/state1/latency", "-5");
+  t.write(kCpu + "cpu0/cpuidle/state1/residency", "-7");
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.idle_states[1].exit_latency_ns, 0);
+  EXPECT_EQ(r.machine.idle_states[1].target_residency_ns, 0);
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state1/latency (C1) is negative (-5); using 0"));
+  EXPECT_TRUE(has_warning(r, "cpu0/cpuidle/state1/residency (C1) is negative (-7); using 0"));
+  auto ok = probe_sysfs(kFixtures + "sysfs-2s-smt");
+  EXPECT_FALSE(has_warning(ok, "negative"));
+}
+
+TEST(Probe, AtMostTenIdleStates) {
+  TreeCopy t("sysfs-2s-smt");
+  for (int n = 4; n < 12; ++n) {  // states 4..11: twelve in all
+    std::string d = kCpu + "cpu0/cpuidle/state" + std::to_string(n) + "/";
+    std::string name = "X";  // (not "X" + to_string(n): a GCC 12 -Wrestrict false positive)
+    name += std::to_string(n);
+    t.write(d + "name", name);
+    t.write(d + "desc", "MWAIT 0x60");
+    t.write(d + "latency", "200");
+    t.write(d + "residency", "600");
+  }
+  auto r = probe_sysfs(t.root());
+  EXPECT_EQ(r.machine.idle_states.size(), machine::kMaxIdleStates);
+  EXPECT_EQ(r.machine.idle_states.back().name, "X9");
+  EXPECT_TRUE(has_warning(r, "more than 10 states (CPUIDLE_STATE_MAX); state10 (X10) and later are ignored"));
+}
+
+// 8 sockets x 256 cores x SMT2, 16 cores per LLC (4096 CPUs, numbered as x86 servers are): the
+// probe's grouping is linear in the CPU count (it was CPUs x LLC members x CPUs; timing is in
+// `make bench`, BM_HostProbe).
+TEST(Probe, LargeMachine4096Cpus) {
+  const int sockets = 8, cores = 256, threads = 2, per_llc = 16;
+  fs::path root = fixture::make_uniform_sysfs("probe4096", sockets, cores, threads, per_llc);
+  auto r = probe_sysfs(root.string());
+  fs::remove_all(root);
+  const auto& t = r.machine.topo;
+  EXPECT_EQ(t.sockets, sockets);
+  EXPECT_EQ(t.cores_per_socket, cores);
+  EXPECT_EQ(t.threads_per_core, threads);
+  EXPECT_EQ(t.cores_per_llc, per_llc);
+  EXPECT_EQ(t.nr_cpus(), 4096);
+  EXPECT_TRUE(r.uniform);
+  EXPECT_TRUE(r.numbering_matches);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
 }

@@ -180,6 +180,7 @@ TEST(Policy, WakeAffineWeightComparesLoads) {
 
 TEST(Policy, SelectIdleSiblingOrder) {
   Hand h(flat4());
+  h.k->llcs.at(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
   Task* p = h.task(1);
   p->recent_used_cpu = 3;
   int64_t cost = 0;
@@ -209,6 +210,7 @@ TEST(Policy, SelectIdleSiblingOrder) {
 
 TEST(Policy, SelectIdleSiblingRespectsTheAllowedMask) {
   Hand h(flat4());
+  h.k->llcs.at(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
   Task* p = h.task(1, {1, 3});
   p->recent_used_cpu = 2;
   int64_t cost = 0;

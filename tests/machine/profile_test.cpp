@@ -13,8 +13,9 @@ using namespace schedlab::machine::testing;
 
 namespace {
 const std::vector<std::string> kProfiles = {"emag-32",      "epyc-bergamo-2s", "epyc-milan-2s",
-                                            "icx-2s",       "kvm-arm64-guest", "spr-1s-56c",
-                                            "spr-2s",       "thunderx2-2s",    "tiny-4"};
+                                            "icx-2s",       "kvm-arm64-guest", "scale-4096",
+                                            "spr-1s-56c",   "spr-2s",          "thunderx2-2s",
+                                            "tiny-4"};
 }
 
 TEST(machineProfile, ListsBuiltInProfiles) { EXPECT_EQ(list_profiles(), kProfiles); }
@@ -78,6 +79,23 @@ TEST(machineProfile, EmagHasNoPollingState) {
   EXPECT_EQ(m.idle_states[0].name, "WFI");
   for (const auto& s : m.idle_states) EXPECT_FALSE(s.polling) << s.name;
   EXPECT_EQ(m.topo.threads_per_core, 1);
+}
+
+// The scale profile: the largest machine the model accepts, with epyc-milan-2s's costs.
+TEST(machineProfile, Scale4096) {
+  Machine m = load_profile("scale-4096");
+  EXPECT_EQ(m.topo.nr_cpus(), 4096);
+  EXPECT_EQ(m.topo.sockets, 8);
+  EXPECT_EQ(m.topo.llc_size(), 32);
+  EXPECT_EQ(m.topo.nr_llcs(), 128);
+  EXPECT_EQ(m.topo.distance(0, 2048), Distance::Smt);
+  EXPECT_EQ(m.topo.distance(0, 15), Distance::Llc);
+  EXPECT_EQ(m.topo.distance(0, 16), Distance::OtherLlc);
+  EXPECT_EQ(m.topo.distance(0, 256), Distance::OtherSocket);
+  Machine milan = load_profile("epyc-milan-2s");
+  EXPECT_EQ(m.costs, milan.costs);
+  EXPECT_EQ(m.tunables, milan.tunables);
+  EXPECT_EQ(m.idle_states, milan.idle_states);
 }
 
 TEST(machineProfile, EveryProfileRoundTrips) {

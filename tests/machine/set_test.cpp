@@ -90,7 +90,7 @@ TEST(machineSet, Errors) {
   EXPECT_EQ(set_error(m, "ipi_send_ns=1.5"), "--set ipi_send_ns=1.5: '1.5' is not an integer");
   EXPECT_EQ(set_error(m, "ipi_send_ns=-1"), "--set ipi_send_ns=-1: costs.ipi_send_ns = -1 is below the minimum 0 ns");
   EXPECT_EQ(set_error(m, "costs.tick_ns=20000000000"),
-            "--set costs.tick_ns=20000000000: costs.tick_ns = 20000000000 is absurd (maximum 10000000000 ns)");
+            "--set costs.tick_ns=20000000000: costs.tick_ns = 20000000000 is absurd (maximum 100000000 ns)");
   EXPECT_EQ(set_error(m, "hz=500"), "--set hz=500: tunables.hz = 500 is not one of 100, 250, 300, 1000");
   EXPECT_EQ(set_error(m, "smt_pair_throughput=x"), "--set smt_pair_throughput=x: 'x' is not a number");
   EXPECT_NE(set_error(m, "smt_pair_throughput=2.5").find("is absurd"), std::string::npos);

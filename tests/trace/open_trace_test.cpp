@@ -33,6 +33,11 @@ TEST(traceWindow, RejectsBadInput) {
     }
   }
   EXPECT_THROW(parse_trace_window("2s,1s"), std::invalid_argument);
+  // Times beyond int64_t nanoseconds (the trace_window fuzzer's 10000000001s overflowed).
+  for (const char* big : {"10000000001s,2", "0,1000000000", "0,999999999999999999999ns"})
+    EXPECT_THROW(parse_trace_window(big), TraceError) << big;
+  EXPECT_EQ(parse_trace_window("0,999999999").second, Time::sec(999999999));
+  EXPECT_EQ(parse_trace_window("0,000000000000000000001s").second, Time::sec(1));
   try {
     parse_trace_window("1s,2fortnights");
   } catch (const std::invalid_argument& e) {

@@ -45,8 +45,21 @@ TEST(Netperf, BadFlagsNameTheFlag) {
   EXPECT_NE(parse_error({"netperf", "--instances=0"}).find("--instances"), std::string::npos);
   EXPECT_NE(parse_error({"netperf", "-q"}).find("-q"), std::string::npos);
   EXPECT_NE(parse_error({"netperf", "-T", "9"}, 4).find("-T"), std::string::npos);
-  EXPECT_NE(parse_error({"netperf", "--", "-r", "abc"}).find("-r"), std::string::npos);
-  EXPECT_NE(parse_error({"netperf", "--", "-b", "4"}).find("-b"), std::string::npos);
+  EXPECT_NE(parse_error({"netperf", "-t", "TCP_RR", "--", "-r", "abc"}).find("-r"), std::string::npos);
+  EXPECT_NE(parse_error({"netperf", "-t", "TCP_RR", "--", "-b", "4"}).find("-b"), std::string::npos);
+}
+
+// Real netperf's default test is TCP_STREAM (a bare `netperf` prints "MIGRATED TCP STREAM TEST"); the
+// model has only TCP_RR, so a command line without -t is refused instead of run as TCP_RR. Test
+// names are case-insensitive in netperf (`-t tcp_rr`).
+TEST(Netperf, WithoutTestNameIsTcpStreamAndRefused) {
+  for (auto argv : std::vector<std::vector<std::string>>{{"netperf"}, {"netperf", "-l", "1"},
+                                                        {"netperf", "-H", "localhost", "--", "-r", "64"}}) {
+    std::string e = parse_error(argv);
+    EXPECT_NE(e.find("TCP_STREAM"), std::string::npos) << e;
+    EXPECT_NE(e.find("-t TCP_RR"), std::string::npos) << e;
+  }
+  EXPECT_EQ(workload::parse_netperf_options({"-t", "tcp_rr"}, 4).test, "TCP_RR");
 }
 
 TEST(Netperf, RunsAndPrintsTheRrTable) {
