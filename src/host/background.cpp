@@ -17,6 +17,7 @@
 
 #include "host/calib_stats.hpp"
 #include "host/procfs.hpp"
+#include "machine/params_table.hpp"
 
 namespace schedlab::host {
 using machine::BackgroundActivity;
@@ -446,6 +447,17 @@ BackgroundResult background_from(const BackgroundInput& in) {
                               "the longest of the same gaps");
     r.activities.push_back(act);
   }
+  // A value beyond what a profile accepts (a CPU-bound task of another user that ran 0.5 s per
+  // slice while we recorded) is recorded at the profile's bound, saying so, so that the profile
+  // written from it loads.
+  for (auto& act : r.activities)
+    for (const auto& f : machine::detail::background_fields()) {
+      machine::Recorded& v = act.*f.member;
+      if (v.value > f.max) {
+        v.source += fmt::format("; {} {} capped at the profile's maximum", fmt::format("{:.0f}", v.value), f.unit);
+        v.value = f.max;
+      }
+    }
   return r;
 }
 

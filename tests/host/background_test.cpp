@@ -172,6 +172,21 @@ TEST(Background, TablesFromSnapshotsAndScans) {
   ASSERT_TRUE(by.count("rcu_preempt"));
   EXPECT_EQ(by["rcu_preempt"].scope, "system");
   EXPECT_DOUBLE_EQ(by["rcu_preempt"].rate_hz.value, 10.0);
+  // A task that ran longer per slice than any profile accepts is recorded at the bound, saying so.
+  {
+    host::BackgroundInput hog = in;
+    host::TaskSample h{400, 400, "hog", false, 1, 0, 0, 0};
+    hog.idle_before.tasks.push_back(h);
+    h.slices = 2;
+    h.run_ns = 1040000000;  // two slices of 520 ms
+    hog.idle_after.tasks.push_back(h);
+    std::map<std::string, machine::BackgroundActivity> hb;
+    for (auto& x : host::background_from(hog).activities) hb[x.name] = x;
+    ASSERT_TRUE(hb.count("hog"));
+    EXPECT_DOUBLE_EQ(hb["hog"].duration_ns.value, 1e8);
+    EXPECT_NE(hb["hog"].duration_ns.source.find("520000000 ns capped at the profile's maximum"), std::string::npos)
+        << hb["hog"].duration_ns.source;
+  }
   ASSERT_TRUE(by.count("sshd"));
   EXPECT_EQ(by["sshd"].kind, "task");
   EXPECT_DOUBLE_EQ(by["sshd"].rate_hz.value, 0.5);
