@@ -672,7 +672,9 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
       add({{fmt::format("cacheline_{}#{}", cls, i), "", {a, b}, "cacheline_" + cls}},
           [l, a = a, b = b] { return cacheline_pingpong(*l, a, b); });
     }
-    auto [a, b] = list.front();
+    // Plain variables, not a structured binding: the lambda below uses them, and C++20 before
+    // P1091 support (clang 14) cannot capture a binding.
+    const int a = list.front().first, b = list.front().second;
     auto wake = [&](const std::string& suffix, int64_t gap, int events) {
       auto st = std::make_shared<EventState>();
       add({{"wake_latency_" + cls + suffix,
