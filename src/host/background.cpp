@@ -454,7 +454,7 @@ BackgroundResult background_from(const BackgroundInput& in) {
     for (const auto& f : machine::detail::background_fields()) {
       machine::Recorded& v = act.*f.member;
       if (v.value > f.max) {
-        v.source += fmt::format("; {} {} capped at the profile's maximum", fmt::format("{:.0f}", v.value), f.unit);
+        v.source += fmt::format("; {:.0f} {} capped at the profile's maximum", v.value, f.unit);
         v.value = f.max;
       }
     }
