@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/ab_tables.hpp"
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
@@ -73,6 +74,16 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
 }
 
 }  // namespace
+
+std::string ab_tables(const std::vector<report::Metric>& metrics, size_t nbench, report::Format f,
+                      const std::string& counters_cpu) {
+  // The benchmark's own metrics as full tables, then the key counters as one compact table (a
+  // row per counter).
+  std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
+  std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
+  return fmt::format("{}\n", report::render(bench, f)) +
+         counters_table(counters, f == report::Format::Markdown, counters_cpu);
+}
 
 void register_ab(CLI::App& app) {
   auto a = std::make_shared<AbArgs>();
@@ -151,17 +162,11 @@ void register_ab(CLI::App& app) {
       fmt::print("{}", report::render(metrics, *fmt_opt));
       return;
     }
-    // Text / markdown: the benchmark's own metrics as full tables, then the key counters as
-    // one compact table (a row per counter).
-    size_t nbench = r.base.front().metrics.size();
-    std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
-    std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
     fmt::print("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
                r.base.front().machine,
                a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
                s.base_features, s.test_features, workload::join(s.base.command));
-    fmt::print("{}\n", report::render(bench, *fmt_opt));
-    fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown, a->counters_cpu));
+    fmt::print("{}", ab_tables(metrics, r.base.front().metrics.size(), *fmt_opt, a->counters_cpu));
   }));
 }
 
