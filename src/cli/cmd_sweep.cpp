@@ -1,6 +1,6 @@
 // schedlab sweep run FILE [--shard I/N] --out DIR [--jobs J]
 // schedlab sweep merge DIR [--format text|markdown|json|csv] [-o FILE] [--json FILE] [--csv FILE]
-// schedlab sweep slurm FILE --shards N --out DIR [--partition P] [--time T] [--jobs J] [--schedlab PATH]
+// schedlab sweep slurm FILE --shards N [--out DIR] [--partition P] [--time T] [--jobs J] [--schedlab PATH]
 // schedlab sweep list FILE [--shard I/N] [--format text|json]
 // Sweeps that outgrow one machine (docs/sweeps.md): cells run in deterministic shards, merged
 // into the A/B tables of `schedlab ab`, one per comparison.
@@ -101,33 +101,40 @@ void do_run(const RunArgs& a) {
   if (plan.todo.empty()) fmt::print(stderr, "{}: nothing to run\n", prefix);
 }
 
+// The merge in the format of --format: json and csv as written to DIR/merge.json and
+// DIR/merge.csv, the table formats (text, markdown) as `schedlab ab` prints its tables, one per
+// comparison and group after a header naming them. A new table format (mmtests) plugs in here:
+// a name for --format and its renderer of one table (t.spec and t.result are what `schedlab ab`
+// has), after the header line.
+std::string merge_output(const experiment::MergedSweep& m, const std::string& format, const std::string& json_text,
+                         const std::string& csv_text) {
+  const auto f = report::parse_format(format);
+  if (!f) throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json or csv)", format));
+  if (*f == report::Format::Json) return json_text;
+  if (*f == report::Format::Csv) return csv_text;
+  std::string out = fmt::format("# schedlab sweep {}: {} cells, {} tables{}\n", m.sweep.name, m.sweep.cells.size(),
+                                m.tables.size(), m.sweep.description.empty() ? "" : " (" + m.sweep.description + ")");
+  for (const auto& t : m.tables) {
+    size_t nbench = 0;
+    auto metrics = experiment::table_metrics(m, t, &nbench);
+    out += "\n" + experiment::table_header(m, t) + "\n";
+    out += ab_tables(metrics, nbench, *f, m.sweep.groups[t.group].counters_cpu);
+  }
+  return out;
+}
+
 void do_merge(const MergeArgs& a) {
-  auto fmt_opt = report::parse_format(a.format);
-  if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json or csv)", a.format));
+  if (!report::parse_format(a.format))
+    throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json or csv)", a.format));
+  std::error_code ec;
+  if (!fs::is_directory(a.dir, ec)) throw UsageError(fmt::format("sweep merge '{}': not a directory", a.dir));
   const std::string json = a.json ? *a.json : (fs::path(a.dir) / "merge.json").string();
   const std::string csv = a.csv ? *a.csv : (fs::path(a.dir) / "merge.csv").string();
   io::check_output_paths({{"-o", a.output, true}, {"--json", json, false}, {"--csv", csv, false}});
   const experiment::MergedSweep m = sweep_errors([&] { return experiment::merge_sweep(a.dir); });
   const std::string json_text = experiment::render_merge_json(m);
   const std::string csv_text = experiment::render_merge_csv(m);
-  std::string out;
-  switch (*fmt_opt) {
-    case report::Format::Json: out = json_text; break;
-    case report::Format::Csv: out = csv_text; break;
-    case report::Format::Text:
-    case report::Format::Markdown: {
-      // Each table as `schedlab ab` prints it, after a header naming its group and sides.
-      out = fmt::format("# schedlab sweep {}: {} cells, {} tables{}\n", m.sweep.name, m.sweep.cells.size(),
-                        m.tables.size(), m.sweep.description.empty() ? "" : " (" + m.sweep.description + ")");
-      for (const auto& t : m.tables) {
-        size_t nbench = 0;
-        auto metrics = experiment::table_metrics(m, t, &nbench);
-        out += "\n" + experiment::table_header(m, t) + "\n";
-        out += ab_tables(metrics, nbench, *fmt_opt, m.sweep.groups[t.group].counters_cpu);
-      }
-      break;
-    }
-  }
+  const std::string out = merge_output(m, a.format, json_text, csv_text);
   io::write_file_atomic("--json", json, json_text);
   io::write_file_atomic("--csv", csv, csv_text);
   io::write_file_atomic("-o", a.output, out);
@@ -135,14 +142,14 @@ void do_merge(const MergeArgs& a) {
 
 void do_slurm(const SlurmArgs& a) {
   const experiment::Sweep s = sweep_errors([&] { return experiment::load_sweep(a.file); });
-  if (a.out.empty()) throw UsageError("--out: empty path");
+  const std::string out = a.out.empty() ? s.name + ".out" : a.out;
   experiment::SlurmOptions o;
   std::error_code ec;
   o.schedlab = a.schedlab.empty() ? fs::read_symlink("/proc/self/exe", ec).string()
                                   : fs::absolute(a.schedlab).lexically_normal().string();
   if (o.schedlab.empty()) throw UsageError("cannot find this binary's path (/proc/self/exe): give --schedlab PATH");
   o.sweep_file = fs::absolute(a.file).lexically_normal().string();
-  o.out_dir = fs::absolute(a.out).lexically_normal().string();
+  o.out_dir = fs::absolute(out).lexically_normal().string();
   while (o.out_dir.size() > 1 && o.out_dir.back() == '/') o.out_dir.pop_back();
   o.shards = a.shards;
   o.jobs = a.jobs;
@@ -154,7 +161,7 @@ void do_slurm(const SlurmArgs& a) {
   for (const char* sub : {"slurm", "logs"}) {
     fs::path p = fs::path(o.out_dir) / sub;
     if (!fs::create_directory(p, ec) && !fs::is_directory(p))
-      throw io::OutputError(fmt::format("--out '{}': cannot create {}: {}", a.out, p.string(), ec.message()));
+      throw io::OutputError(fmt::format("--out '{}': cannot create {}: {}", out, p.string(), ec.message()));
   }
   const fs::path dir = fs::path(o.out_dir) / "slurm";
   io::write_file_atomic("--out", (dir / "array.sbatch").string(), sc.array);
@@ -220,7 +227,9 @@ void register_sweep(CLI::App& app) {
       "slurm", "Write sbatch scripts: an array job (one task per shard) and a merge job after it (afterok)");
   slurm->add_option("file", sl->file, "the sweep file (sweep.toml)")->required();
   slurm->add_option("--shards", sl->shards, "number of shards (array tasks)")->required()->check(CLI::Range(1, 1000000));
-  slurm->add_option("--out", sl->out, "result directory (the scripts go to DIR/slurm/, the logs to DIR/logs/)")->required();
+  slurm->add_option("--out", sl->out,
+                     "result directory (default NAME.out, NAME the sweep's; the scripts go to DIR/slurm/, the logs to "
+                     "DIR/logs/)");
   slurm->add_option("--partition", sl->partition, "sbatch --partition (default: the cluster's default)");
   slurm->add_option("--time", sl->time, "sbatch --time of each job (default: the partition's)");
   slurm->add_option("--jobs", sl->jobs, "CPUs per shard: --cpus-per-task and `sweep run --jobs`")

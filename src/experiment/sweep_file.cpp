@@ -571,14 +571,14 @@ class SweepParser {
                   run_features(ss);
                 });
         }
-        const int nr_cpus = m.topo.nr_cpus();
-        for (const auto& w : workloads_) expand_workload(me, w, ps, point, profile_hash, nr_cpus);
       }
+      const int nr_cpus = m.topo.nr_cpus();
+      for (const auto& w : workloads_) expand_workload(me, w, spec, points, profile_hash, nr_cpus);
     }
   }
 
-  void expand_workload(const MachineEntry& me, const WorkloadEntry& w, const RunSpec& ps,
-                       const std::vector<std::pair<std::string, std::string>>& point,
+  void expand_workload(const MachineEntry& me, const WorkloadEntry& w, const RunSpec& spec,
+                       const std::vector<std::vector<std::pair<std::string, std::string>>>& points,
                        const std::string& profile_hash, int nr_cpus) {
     // The parameter product: first name outermost.
     std::vector<std::vector<std::pair<std::string, std::string>>> insts{{}};
@@ -602,11 +602,9 @@ class SweepParser {
       g.profile_hash = profile_hash;
       g.workload = w.name;
       g.params = inst;
-      g.axes = point;
       g.command = split_words(substitute(w.command, vals, nullptr, &err));
       g.counters_cpu = std::string(util_trim(substitute(w.counters_cpu, vals, nullptr, &err)));
-      g.sets = ps.sets;
-      g.idle_disable = ps.idle_disable;
+      g.idle_disable = spec.idle_disable;
       std::string what = fmt::format("workload '{}'{} on machine '{}'", w.name, params_text(inst), me.label);
       if (g.command.empty()) rd_.fail_at(w.command_line, fmt::format("{}: empty command", what));
       blame(w.command_line, what, [&] {
@@ -617,20 +615,26 @@ class SweepParser {
         blame(w.counters_line, what, [&] {
           g.counter_cpus = workload::parse_cpulist("counters_cpu", g.counters_cpu, nr_cpus);
         });
-      const int gi = static_cast<int>(s_.groups.size());
-      for (size_t si = 0; si < s_.sides.size(); ++si)
-        for (size_t ri = 0; ri < s_.seeds.size(); ++ri) {
-          SweepCell c;
-          c.index = static_cast<int>(s_.cells.size());
-          c.group = gi;
-          c.side = static_cast<int>(si);
-          c.run = static_cast<int>(ri);
-          c.seed = s_.seeds[ri];
-          c.text = cell_text(g, s_.sides[si], c.seed);
-          c.id = hex64(fnv1a64(identity_suffix(s_.version, profile_hash), fnv1a64(c.text)));
-          s_.cells.push_back(std::move(c));
-        }
-      s_.groups.push_back(std::move(g));
+      for (const auto& point : points) {
+        SweepGroup pg = g;
+        pg.axes = point;
+        pg.sets = spec.sets;
+        for (const auto& [k, v] : point) pg.sets.push_back(k + "=" + v);
+        const int gi = static_cast<int>(s_.groups.size());
+        for (size_t si = 0; si < s_.sides.size(); ++si)
+          for (size_t ri = 0; ri < s_.seeds.size(); ++ri) {
+            SweepCell c;
+            c.index = static_cast<int>(s_.cells.size());
+            c.group = gi;
+            c.side = static_cast<int>(si);
+            c.run = static_cast<int>(ri);
+            c.seed = s_.seeds[ri];
+            c.text = cell_text(pg, s_.sides[si], c.seed);
+            c.id = hex64(fnv1a64(identity_suffix(s_.version, profile_hash), fnv1a64(c.text)));
+            s_.cells.push_back(std::move(c));
+          }
+        s_.groups.push_back(std::move(pg));
+      }
     }
   }
 

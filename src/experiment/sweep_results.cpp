@@ -9,7 +9,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 #include "experiment/sweep.hpp"
@@ -302,99 +304,79 @@ void run_shard(const Sweep& s, const ShardPlan& plan, const std::string& dir, in
 
 // ---- merge -------------------------------------------------------------------------------------
 
-MergedSweep merge_sweep(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw SweepError(fmt::format("sweep merge '{}': not a directory", dir));
-  const fs::path mf = fs::path(dir) / kManifestFile;
-  if (!fs::exists(mf, ec))
-    throw SweepError(fmt::format("sweep merge '{}': no {} (not a result directory of `schedlab sweep run`)", dir,
-                                 kManifestFile));
-  MergedSweep m;
-  m.sweep = parse_manifest(slurp(mf, "sweep merge"), mf.string());
-  const Sweep& s = m.sweep;
+namespace {
 
-  // The cell files, in path order (so that every message is the same whatever the file system).
+// The *.cell.json files under DIR (subdirectories included, hidden ones and temporary files of
+// an unfinished write skipped), in path order so that every message is the same on every file
+// system.
+std::vector<fs::path> cell_files(const std::string& dir) {
+  std::error_code ec;
   std::vector<fs::path> files;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || name[0] == '.') {  // temporary files of an unfinished write, hidden folders
+    if (name.empty() || name[0] == '.') {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (name.size() > std::strlen(kCellSuffix) && name.ends_with(kCellSuffix) && it->is_regular_file(ec))
+    if (name.size() > std::string_view(kCellSuffix).size() && name.ends_with(kCellSuffix) && it->is_regular_file(ec))
       files.push_back(it->path());
   }
   if (ec) throw SweepError(fmt::format("sweep merge '{}': {}", dir, ec.message()));
   std::sort(files.begin(), files.end());
+  return files;
+}
 
-  std::map<std::string, int> by_id;
-  std::map<std::string, int> by_text;
-  for (const auto& c : s.cells) {
-    by_id[c.id] = c.index;
-    by_text[c.text] = c.index;
+// What the cell files of a directory hold, cell by cell, and what is wrong with them.
+class Gathering {
+ public:
+  Gathering(const Sweep& s, std::string dir) : s_(s), dir_(std::move(dir)) {
+    found.resize(s.cells.size());
+    results.resize(s.cells.size());
+    for (const auto& c : s.cells) {
+      by_id_[c.id] = c.index;
+      by_text_[c.text] = c.index;
+    }
   }
-  std::vector<std::string> found(s.cells.size());
-  std::vector<RunResult> results(s.cells.size());
-  std::vector<std::string> duplicates, foreign, missing;
-  auto rel = [&](const fs::path& p) { return p.lexically_relative(dir).string(); };
-  for (const auto& f : files) {
+
+  std::vector<std::string> found;   // per cell: the file (relative to DIR) it was read from
+  std::vector<RunResult> results;   // per cell
+  std::vector<std::string> duplicates, foreign;
+
+  void add(const fs::path& f) {
+    const std::string rel = f.lexically_relative(dir_).string();
     std::string id, version, profile, text;
     ordered_json result;
     try {
       auto j = ordered_json::parse(slurp(f, "sweep merge"));
-      if (!j.is_object() || j.value("schema", "") != kCellSchema) {
-        foreign.push_back(rel(f) + " (not a sweep cell file)");
-        continue;
-      }
+      if (!j.is_object() || j.value("schema", "") != kCellSchema) return foreign.push_back(rel + " (not a sweep cell file)");
       id = j.at("id").get<std::string>();
       version = j.at("schedlab_version").get<std::string>();
       profile = j.at("profile_fnv1a64").get<std::string>();
       text = j.at("text").get<std::string>();
       result = j.at("result");
     } catch (const nlohmann::json::exception& e) {
-      foreign.push_back(machine::one_line(fmt::format("{} (malformed: {})", rel(f), e.what())));
-      continue;
+      return foreign.push_back(machine::one_line(fmt::format("{} (malformed: {})", rel, e.what())));
     }
-    if (f.filename().string() != id + kCellSuffix) {
-      foreign.push_back(fmt::format("{} (holds cell {})", rel(f), id));
-      continue;
-    }
-    auto it = by_id.find(id);
-    if (it == by_id.end()) {
-      auto t = by_text.find(text);
-      if (t == by_text.end()) {
-        foreign.push_back(rel(f) + " (a cell of another sweep)");
-      } else {
-        const SweepCell& c = s.cells[t->second];
-        const SweepGroup& g = s.groups[c.group];
-        if (version != s.version)
-          foreign.push_back(fmt::format("{} (cell #{} run by schedlab {}, this sweep's is {})", rel(f), c.index,
-                                        version, s.version));
-        else if (profile != g.profile_hash)
-          foreign.push_back(fmt::format("{} (cell #{} run with another content of profile '{}': fnv1a64 {}, this "
-                                        "sweep's {})",
-                                        rel(f), c.index, g.machine_name, profile, g.profile_hash));
-        else
-          foreign.push_back(rel(f) + " (its id does not match its contents)");
-      }
-      continue;
-    }
+    if (f.filename().string() != id + kCellSuffix) return foreign.push_back(fmt::format("{} (holds cell {})", rel, id));
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) return foreign.push_back(rel + " (" + why_foreign(text, version, profile) + ")");
     const int idx = it->second;
-    if (!found[idx].empty()) {
-      duplicates.push_back(fmt::format("cell #{} in {} and {}", idx, found[idx], rel(f)));
-      continue;
-    }
-    found[idx] = rel(f);
+    if (!found[idx].empty()) return duplicates.push_back(fmt::format("cell #{} in {} and {}", idx, found[idx], rel));
     try {
       results[idx] = result_from_json(result);
+      found[idx] = rel;
     } catch (const std::exception& e) {  // nlohmann's or SweepError
-      foreign.push_back(machine::one_line(fmt::format("{} (unreadable result: {})", rel(f), e.what())));
-      found[idx].clear();
+      foreign.push_back(machine::one_line(fmt::format("{} (unreadable result: {})", rel, e.what())));
     }
   }
-  for (const auto& c : s.cells)
-    if (found[c.index].empty()) missing.push_back(s.describe(c));
-  if (!missing.empty() || !duplicates.empty() || !foreign.empty()) {
+
+  // One line naming the missing cells, the duplicates and the foreign files (the first few of
+  // each kind) and what to do; "" when there is nothing to refuse.
+  std::string refusal() const {
+    std::vector<std::string> missing;
+    for (const auto& c : s_.cells)
+      if (found[c.index].empty()) missing.push_back(s_.describe(c));
+    if (missing.empty() && duplicates.empty() && foreign.empty()) return "";
     auto part = [](const std::vector<std::string>& v, const char* one, const char* many) {
       std::string p = fmt::format("{} {}: ", v.size(), v.size() == 1 ? one : many);
       for (size_t i = 0; i < v.size() && i < kNamedPerKind; ++i) p += (i ? ", " : "") + v[i];
@@ -408,19 +390,42 @@ MergedSweep merge_sweep(const std::string& dir) {
     std::string hint;
     if (!missing.empty()) hint = " (run the missing cells: schedlab sweep run FILE --out DIR)";
     if (!duplicates.empty() || !foreign.empty()) hint += " (move the duplicate or foreign files out of DIR)";
-    throw SweepError(machine::one_line(
-        fmt::format("sweep merge '{}': refused, {}{}", dir, join_list(parts, "; "), hint)));
+    return machine::one_line(fmt::format("sweep merge '{}': refused, {}{}", dir_, join_list(parts, "; "), hint));
   }
 
-  // The tables: group-major, then the comparisons in file order.
+ private:
+  // A cell file whose id is none of this sweep's: a cell of another sweep, or one of this
+  // sweep's cells run by another schedlab version or with another content of its profile.
+  std::string why_foreign(const std::string& text, const std::string& version, const std::string& profile) const {
+    auto t = by_text_.find(text);
+    if (t == by_text_.end()) return "a cell of another sweep";
+    const SweepCell& c = s_.cells[t->second];
+    const SweepGroup& g = s_.groups[c.group];
+    if (version != s_.version)
+      return fmt::format("cell #{} run by schedlab {}, this sweep's is {}", c.index, version, s_.version);
+    if (profile != g.profile_hash)
+      return fmt::format("cell #{} run with another content of profile '{}': fnv1a64 {}, this sweep's {}", c.index,
+                         g.machine_name, profile, g.profile_hash);
+    return "its id does not match its contents";
+  }
+
+  const Sweep& s_;
+  std::string dir_;
+  std::map<std::string, int> by_id_, by_text_;
+};
+
+// The tables: group-major, then the comparisons in file order; the runs of both sides by seed.
+std::vector<SweepTable> build_tables(const Sweep& s, const Gathering& got, const std::string& dir,
+                                     const std::string& manifest) {
   std::map<std::tuple<int, int, int>, int> at;
   for (const auto& c : s.cells) at[{c.group, c.side, c.run}] = c.index;
   auto cell_of = [&](int g, int side, int run) {
     auto it = at.find({g, side, run});
     if (it == at.end())
-      throw SweepError(fmt::format("{}: malformed manifest: no cell for group {} side {} run {}", mf.string(), g, side, run));
+      throw SweepError(fmt::format("{}: malformed manifest: no cell for group {} side {} run {}", manifest, g, side, run));
     return it->second;
   };
+  std::vector<SweepTable> tables;
   for (size_t gi = 0; gi < s.groups.size(); ++gi) {
     const SweepGroup& g = s.groups[gi];
     for (size_t ci = 0; ci < s.comparisons.size(); ++ci) {
@@ -432,23 +437,40 @@ MergedSweep merge_sweep(const std::string& dir) {
       t.spec.counter_cpus.clear();
       for (size_t k = 0; k < g.counter_cpus.size(); ++k) t.spec.counter_cpus.push_back(static_cast<int>(k));
       const int first = cell_of(static_cast<int>(gi), c.base, 0);
+      const RunResult& ref = got.results[first];
       for (size_t r = 0; r < s.seeds.size(); ++r)
         for (int side : {c.base, c.test}) {
           const int idx = cell_of(static_cast<int>(gi), side, static_cast<int>(r));
-          const RunResult& x = results[idx];
+          const RunResult& x = got.results[idx];
           // ab_metrics reads metric k of every run by position: the runs must agree.
-          bool same = x.metrics.size() == results[first].metrics.size() &&
-                      x.per_cpu.size() == g.counter_cpus.size();
-          for (size_t k = 0; same && k < x.metrics.size(); ++k)
-            same = x.metrics[k].name == results[first].metrics[k].name;
+          bool same = x.metrics.size() == ref.metrics.size() && x.per_cpu.size() == g.counter_cpus.size();
+          for (size_t k = 0; same && k < x.metrics.size(); ++k) same = x.metrics[k].name == ref.metrics[k].name;
           if (!same)
-            throw SweepError(fmt::format("sweep merge '{}': cells #{} and #{} report different metrics ({} and {})",
-                                         dir, first, idx, found[first], found[idx]));
+            throw SweepError(fmt::format("sweep merge '{}': cells #{} and #{} report different metrics ({} and {})", dir,
+                                         first, idx, got.found[first], got.found[idx]));
           (side == c.base ? t.result.base : t.result.test).push_back(x);
         }
-      m.tables.push_back(std::move(t));
+      tables.push_back(std::move(t));
     }
   }
+  return tables;
+}
+
+}  // namespace
+
+MergedSweep merge_sweep(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw SweepError(fmt::format("sweep merge '{}': not a directory", dir));
+  const fs::path mf = fs::path(dir) / kManifestFile;
+  if (!fs::exists(mf, ec))
+    throw SweepError(fmt::format("sweep merge '{}': no {} (not a result directory of `schedlab sweep run`)", dir,
+                                 kManifestFile));
+  MergedSweep m;
+  m.sweep = parse_manifest(slurp(mf, "sweep merge"), mf.string());
+  Gathering got(m.sweep, dir);
+  for (const auto& f : cell_files(dir)) got.add(f);
+  if (std::string why = got.refusal(); !why.empty()) throw SweepError(why);
+  m.tables = build_tables(m.sweep, got, dir, mf.string());
   return m;
 }
 
