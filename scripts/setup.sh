@@ -9,6 +9,12 @@ PKGS=(
   trace-cmd rt-tests linux-perf
   clang libclang-rt-14-dev
 )
+# What `make test` needs beyond building: a one-node Slurm (slurmctld, slurmd, sbatch) that
+# tests/sweep/slurm_test.sh starts itself, in the foreground, with its own slurm.conf.
+TEST_PKGS=(
+  slurm-wlm
+)
+PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

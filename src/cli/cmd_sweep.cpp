@@ -78,7 +78,7 @@ void do_run(const RunArgs& a) {
     for (const auto& w : g.warnings)
       if (warned.insert(w).second) fmt::print(stderr, "schedlab: warning: {}: {}\n", g.workload, w);
   const std::string prefix = fmt::format("sweep {}: shard {}/{}", s.name, shard.index, shard.count);
-  fmt::print(stderr, "{}: {} of {} cells, {} already done, {} to run on {} jobs\n", prefix, plan.in_shard,
+  fmt::print(stderr, "{}: {} of {} cells, {} already done, {} to run (--jobs {})\n", prefix, plan.in_shard,
              s.cells.size(), plan.finished, plan.todo.size(), std::min<size_t>(jobs, std::max<size_t>(1, plan.todo.size())));
   const bool tty = isatty(2);
   const auto start = Clock::now();
