@@ -125,6 +125,15 @@ TEST_F(SweepFile, ExpandsEveryAxisInCanonicalOrder) {
     EXPECT_EQ(c.id.size(), 16u);
     EXPECT_TRUE(ids.insert(c.id).second) << c.text;
   }
+  // The id as docs/sweeps.md defines it: the text, the version, the profile file's hash.
+  for (const auto& [ci, profile] : {std::pair{0, "tiny-4"}, std::pair{40, "emag-32"}}) {
+    std::ifstream in(kSource + "/profiles/" + profile + ".toml", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const SweepCell& c = s.cells[ci];
+    EXPECT_EQ(c.id, hex64(fnv1a64(c.text + "schedlab_version " + schedlab_version() + "\nprofile_fnv1a64 " +
+                                  hex64(fnv1a64(bytes)) + "\n")));
+    EXPECT_EQ(c.text.rfind("schedlab sweep cell\nmachine " + std::string(profile) + "\n", 0), 0u) << c.text;
+  }
   // A cell's run: the side's features and sets after the group's.
   RunSpec r = s.cell_spec(s.cells[4]);
   EXPECT_EQ(r.machine, "tiny-4");
@@ -306,9 +315,9 @@ TEST_F(SweepFile, SlurmScripts) {
     EXPECT_THROW(slurm_scripts(s, o), SweepError) << t;
   }
   o.time = "";
-  for (const char* p : {"a b", "a;b", "", "x,,y"}) {
+  for (const char* p : {"a b", "a;b", "x,,y", "a'b"}) {
     o.partition = p;
-    if (*p) EXPECT_THROW(slurm_scripts(s, o), SweepError) << p;
+    EXPECT_THROW(slurm_scripts(s, o), SweepError) << p;
   }
   o.partition = "";
   o.out_dir = "/data/my out";
