@@ -101,8 +101,10 @@ inline constexpr int kSweepMaxRuns = 100000;
 // every feature list parsed, every workload command parsed for its machine, so that bad input
 // is one error naming the file and line before anything runs. Throws SweepError.
 Sweep load_sweep(const std::string& path);
-// The same from text; `file` names it in errors, relative machine paths are relative to `dir`.
-Sweep parse_sweep(const std::string& text, const std::string& file, const std::string& dir);
+// The same from text; `file` names it in errors, relative machine paths are relative to `dir`;
+// a sweep of more than max_cells cells is refused before any machine is loaded.
+Sweep parse_sweep(const std::string& text, const std::string& file, const std::string& dir,
+                  int max_cells = kSweepMaxCells);
 
 // The manifest `sweep run` writes into its result directory (sweep.json): the expansion
 // (sides, comparisons, groups, cells with their ids), so that `sweep merge DIR` needs neither

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "experiment/sweep.hpp"
 #include "machine/machine.hpp"
@@ -158,8 +159,8 @@ struct AxisEntry {
 
 class SweepParser {
  public:
-  SweepParser(const std::string& text, const std::string& file, const std::string& dir)
-      : rd_(file), dir_(dir), root_(rd_.parse(text)) {}
+  SweepParser(const std::string& text, const std::string& file, const std::string& dir, int max_cells)
+      : rd_(file), dir_(dir), root_(rd_.parse(text)), max_cells_(max_cells) {}
 
   Sweep parse() {
     rd_.reject_unknown(root_, file(), {"sweep", "features", "workload", "set_axes", "compare"});
@@ -500,9 +501,9 @@ class SweepParser {
     double npoints = 1;
     for (const auto& a : axes_) npoints *= static_cast<double>(a.values.size());
     ncells *= ninst * npoints;
-    if (ncells > kSweepMaxCells)
+    if (ncells > max_cells_)
       rd_.fail_at(sweep_line_, fmt::format("the sweep expands to {:.0f} cells (at most {}): split it", ncells,
-                                           kSweepMaxCells));
+                                           max_cells_));
     // The set-axis points, keys sorted (toml++ iterates a table in key order).
     std::vector<std::vector<std::pair<std::string, std::string>>> points{{}};
     for (const auto& a : axes_) {
@@ -675,6 +676,7 @@ class SweepParser {
   Reader rd_;
   std::string dir_;
   toml::table root_;
+  int max_cells_;
   Sweep s_;
   uint32_t sweep_line_ = 0, sets_line_ = 0;
   std::vector<std::string> sweep_sets_, sweep_idle_;
@@ -686,8 +688,8 @@ class SweepParser {
 
 }  // namespace
 
-Sweep parse_sweep(const std::string& text, const std::string& file, const std::string& dir) {
-  return SweepParser(text, file, dir).parse();
+Sweep parse_sweep(const std::string& text, const std::string& file, const std::string& dir, int max_cells) {
+  return SweepParser(text, file, dir, max_cells).parse();
 }
 
 Sweep load_sweep(const std::string& path) {
@@ -764,10 +766,14 @@ Sweep parse_manifest(const std::string& text, const std::string& file) {
     s.name = j.at("name").get<std::string>();
     s.description = j.at("description").get<std::string>();
     s.seeds = j.at("seeds").get<std::vector<uint64_t>>();
-    for (const auto& x : j.at("sides"))
+    for (const auto& x : j.at("sides")) {
       s.sides.push_back({x.at("label").get<std::string>(), x.at("features").get<std::string>(),
                          x.at("sets").get<std::vector<std::string>>(),
                          x.at("idle_disable").get<std::vector<std::string>>()});
+      for (size_t i = 0; i + 1 < s.sides.size(); ++i)
+        if (s.sides[i].label == s.sides.back().label)
+          throw SweepError(fmt::format("{}: malformed manifest: side '{}' given twice", file, s.sides[i].label));
+    }
     auto side_index = [&](const std::string& label) {
       for (size_t i = 0; i < s.sides.size(); ++i)
         if (s.sides[i].label == label) return static_cast<int>(i);
@@ -806,6 +812,11 @@ Sweep parse_manifest(const std::string& text, const std::string& file) {
       c.seed = s.seeds[c.run];
       s.cells.push_back(std::move(c));
     }
+    std::set<std::string> ids;
+    std::set<std::tuple<int, int, int>> slots;
+    for (const auto& c : s.cells)
+      if (!ids.insert(c.id).second || !slots.insert({c.group, c.side, c.run}).second)
+        throw SweepError(fmt::format("{}: malformed manifest: cell {} given twice", file, c.id));
   } catch (const nlohmann::json::exception& e) {
     throw SweepError(machine::one_line(fmt::format("{}: malformed manifest: {}", file, e.what())));
   }
