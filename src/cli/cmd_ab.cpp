@@ -1,5 +1,6 @@
 // schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
-//             [--format text|markdown|json|csv] [--counters-cpu LIST] -- <benchmark command line>
+//             [--format text|markdown|json|csv|mmtests] [--mmtests-significance ci|ttest]
+//             [--counters-cpu LIST] -- <benchmark command line>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
+#include "experiment/reports.hpp"
 #include "workload/options.hpp"
 #include "io/output.hpp"
 
@@ -23,6 +25,7 @@ struct AbArgs {
   int runs = 10;
   int jobs = 0;
   std::string format = "text";
+  std::string mmtests_significance = "ci";
   std::string seed = "1";
   std::vector<std::string> base_sets, test_sets;
   std::string counters_cpu;
@@ -85,7 +88,11 @@ void register_ab(CLI::App& app) {
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--format", a->format, "text, markdown, json or csv")->capture_default_str();
+  cmd->add_option("--format", a->format, "text, markdown, json, csv or mmtests (mmtests' compare table)")
+      ->capture_default_str();
+  cmd->add_option("--mmtests-significance", a->mmtests_significance,
+                  "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
+      ->capture_default_str();
   cmd->add_option("--first-seed", a->seed, "seed of run 1");
   cmd->add_option("--base-set", a->base_sets,
                   "KEY=VALUE as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0)");
@@ -97,8 +104,15 @@ void register_ab(CLI::App& app) {
     a->spec.command = benchmark_command(a->positional);
     if (!a->spec.features.empty())
       throw UsageError("--features: use --base and --test with `schedlab ab`");
-    auto fmt_opt = report::parse_format(a->format);
+    const bool mmtests = a->format == "mmtests";
+    auto fmt_opt = mmtests ? std::optional(report::Format::Text) : report::parse_format(a->format);
     if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
+    report::mmtests::Options mm_opts;
+    try {
+      mm_opts.significance = report::mmtests::parse_significance(a->mmtests_significance);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+    }
     experiment::parse_features(a->base, "--base");
     experiment::parse_features(a->test, "--test");
     const uint64_t first_seed = parse_seed("--first-seed", a->seed);
@@ -146,6 +160,10 @@ void register_ab(CLI::App& app) {
       }
     };
     experiment::AbResult r = experiment::run_ab(s, progress);
+    if (mmtests) {
+      fmt::print("{}", experiment::ab_mmtests(s, r, mm_opts));
+      return;
+    }
     auto metrics = experiment::ab_metrics(s, r);
     if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv) {
       fmt::print("{}", report::render(metrics, *fmt_opt));

@@ -1,0 +1,115 @@
+// End-to-end: the report formats kernel engineers already read (`--format mmtests` of ab and
+// compare; `--html` and `--schedstat` are tested in their own files).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "../common/process.hpp"
+
+using namespace schedlab::fixture;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// The samples of tests/report/mmtests/hackbench_pan_samples.txt, one file per set.
+std::map<std::string, std::string> write_lkml_samples(const fs::path& dir) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/report/mmtests/hackbench_pan_samples.txt");
+  std::map<std::string, std::string> files;
+  std::ofstream out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      const std::string label = line.substr(1, line.find(']') - 1);
+      files[label] = (dir / (label + ".txt")).string();
+      out.close();
+      out.open(files[label]);
+      continue;
+    }
+    out << line << "\n";
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST(CliMmtests, CompareReadsPostedSamplesWithEitherRule) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab_mmtests_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto f = write_lkml_samples(dir);
+  const std::string args = "compare --format mmtests --mmtests-decimals 4 --metric hackbench --labels "
+                           "hackbench-default,hackbench-pan " +
+                           f["hackbench-default"] + " " + f["hackbench-pan"];
+  auto ci = run_schedlab(args);
+  auto tt = run_schedlab(args + " --mmtests-significance ttest");
+  fs::remove_all(dir);
+  ASSERT_EQ(ci.status, 0) << ci.err;
+  ASSERT_EQ(tt.status, 0) << tt.err;
+  auto lc = lines_of(ci.out), lt = lines_of(tt.out);
+  ASSERT_EQ(lc.size(), 9u) << ci.out;
+  EXPECT_EQ(lc[0], "hackbench");
+  // The operation is the metric: a stat column of 9, an operation column of 9, then 23 per set.
+  EXPECT_EQ(lc[1], std::string(19, ' ') + "              hackbench              hackbench");
+  EXPECT_EQ(lc[2], std::string(19, ' ') + "                default                    pan");
+  // The posted numbers (see tests/report/golden/mmtests_lkml_20220128052851.txt), the asterisk by
+  // the rule chosen: the 2022 t-test marks the 1.74%, today's confidence intervals do not.
+  EXPECT_EQ(lt[4], "Amean     hackbench     24.4604 (   0.00%)     24.0353 *   1.74%*");
+  EXPECT_EQ(lc[4], "Amean     hackbench     24.4604 (   0.00%)     24.0353 (   1.74%)");
+  EXPECT_EQ(lc[5], "Stddev    hackbench      0.4420 (   0.00%)      0.7611 ( -72.18%)");
+}
+
+TEST(CliMmtests, AbNamesTheReportAsMmtests) {
+  std::string cmd = "ab --machine tiny-4 --base '' --test SM_IDLE --runs 3 --format mmtests ";
+  auto a = run_schedlab(cmd + "--jobs 1 -- hackbench -p -T -g 2 -l 50");
+  auto b = run_schedlab(cmd + "--jobs 2 -- hackbench -p -T -g 2 -l 50");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);  // byte-deterministic, whatever --jobs
+  auto l = lines_of(a.out);
+  ASSERT_EQ(l.size(), 9u) << a.out;
+  EXPECT_EQ(l[0], "hackbench-thread-pipes");
+  EXPECT_EQ(l[2], "                              base                SM_IDLE");
+  EXPECT_EQ(l[3].substr(0, 14), "Min       2   ");  // the group count is the operation, as in mmtests
+  // 4 decimals for hackbench (mmtests' shellpack DecimalPlaces), cells of 12 + 11 characters.
+  EXPECT_TRUE(std::regex_match(l[4], std::regex(R"(Amean     2 {6}\d\.\d{4} \(   0\.00%\) {6}\d\.\d{4} [(*] +-?\d+\.\d\d%[)*])")))
+      << l[4];
+}
+
+TEST(CliMmtests, AbMetricsAreOperationsWithTheirOwnMeans) {
+  auto r = run_schedlab("ab --machine tiny-4 --base '' --test IDLE_SPIN --runs 3 --format mmtests -- "
+                        "perf bench sched pipe -l 500");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto l = lines_of(r.out);
+  ASSERT_GE(l.size(), 6u);
+  EXPECT_EQ(l[0], "perfpipe");
+  bool amean = false, hmean = false;
+  for (const auto& x : l) {
+    amean |= x.rfind("Amean     usecs_per_op", 0) == 0;
+    hmean |= x.rfind("Hmean     ops_per_sec", 0) == 0;
+  }
+  EXPECT_TRUE(amean) << r.out;
+  EXPECT_TRUE(hmean) << r.out;
+  // The key counters are not part of the mmtests table.
+  EXPECT_EQ(r.out.find("context_switches"), std::string::npos);
+}
+
+TEST(CliMmtests, BadRuleIsAUsageError) {
+  for (const char* args :
+       {"ab --test SM_IDLE --runs 2 --format mmtests --mmtests-significance welch -- hackbench",
+        "compare --format mmtests --mmtests-significance welch /dev/null /dev/null",
+        "compare --format mmtests --mmtests-decimals 40 /dev/null /dev/null"}) {
+    auto r = run_schedlab(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+  }
+}
