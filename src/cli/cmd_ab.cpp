@@ -1,6 +1,6 @@
 // schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
 //             [--format text|markdown|json|csv|mmtests] [--mmtests-significance ci|ttest]
-//             [--counters-cpu LIST] -- <benchmark command line>
+//             [--counters-cpu LIST] [--html FILE] -- <benchmark command line>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -29,6 +29,7 @@ struct AbArgs {
   std::string seed = "1";
   std::vector<std::string> base_sets, test_sets;
   std::string counters_cpu;
+  std::optional<std::string> html;
   std::vector<std::string> positional;
 };
 std::string num(double v) {
@@ -99,11 +100,14 @@ void register_ab(CLI::App& app) {
   cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
   cmd->add_option("--counters-cpu", a->counters_cpu,
                   "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all");
+  add_optional(cmd, "--html", a->html,
+               "write a self-contained HTML report (runs per side, latency CDFs, key counters)");
   cmd->add_option("command", a->positional, "benchmark command line, after --");
   cmd->callback(deferred([a] {
     a->spec.command = benchmark_command(a->positional);
     if (!a->spec.features.empty())
       throw UsageError("--features: use --base and --test with `schedlab ab`");
+    if (a->html) io::check_output_paths({{"--html", *a->html, false}});
     const bool mmtests = a->format == "mmtests";
     auto fmt_opt = mmtests ? std::optional(report::Format::Text) : report::parse_format(a->format);
     if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
@@ -160,26 +164,31 @@ void register_ab(CLI::App& app) {
       }
     };
     experiment::AbResult r = experiment::run_ab(s, progress);
-    if (mmtests) {
-      fmt::print("{}", experiment::ab_mmtests(s, r, mm_opts));
-      return;
-    }
     auto metrics = experiment::ab_metrics(s, r);
-    if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv) {
-      fmt::print("{}", report::render(metrics, *fmt_opt));
-      return;
-    }
     // Text / markdown: the benchmark's own metrics as full tables, then the key counters as
     // one compact table (a row per counter).
     size_t nbench = r.base.front().metrics.size();
     std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
     std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
-    fmt::print("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
-               r.base.front().machine,
-               a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
-               s.base_features, s.test_features, workload::join(s.base.command));
-    fmt::print("{}\n", report::render(bench, *fmt_opt));
-    fmt::print("{}", counters_table(counters, *fmt_opt == report::Format::Markdown, a->counters_cpu));
+    auto tables = [&](report::Format f) {
+      return fmt::format("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
+                         r.base.front().machine, a->idle_disable ? " idle_disable=" + *a->idle_disable : "",
+                         s.runs, s.base_features, s.test_features, workload::join(s.base.command)) +
+             report::render(bench, f) + "\n" + counters_table(counters, f == report::Format::Markdown, a->counters_cpu);
+    };
+    std::string out;
+    if (mmtests)
+      out = experiment::ab_mmtests(s, r, mm_opts);
+    else if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv)
+      out = report::render(metrics, *fmt_opt);
+    else
+      out = tables(*fmt_opt);
+    // The report is made before anything is printed (an error leaves stdout empty).
+    std::string html;
+    if (a->html) html = experiment::ab_html(s, r, tables(report::Format::Text));
+    fmt::print("{}", out);
+    std::fflush(stdout);
+    if (a->html) io::write_file_atomic("--html", *a->html, html);
   }));
 }
 

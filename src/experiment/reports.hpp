@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "experiment/ab.hpp"
+#include "experiment/reproduce.hpp"
+#include "report/html.hpp"
 #include "report/mmtests.hpp"
 
 namespace schedlab::experiment {
@@ -25,5 +27,23 @@ MmtestsNaming mmtests_naming(const std::vector<std::string>& command);
 // each with its own direction; hackbench's one metric under its group count). The key counters
 // are not in it (mmtests reports monitors separately): `--format text` has them.
 std::string ab_mmtests(const AbSpec& spec, const AbResult& r, const report::mmtests::Options& opts);
+
+// The latency distributions a run's benchmark reports, as cumulative curves: schbench's wakeup
+// and request latency percentiles as it prints them (min, p50, p90, p99, p99.9, max; one curve
+// per run), rt-app's per-activation wakeup latency (wu_lat) from the logs it writes (the threads
+// with a timer, pooled). Empty for the other benchmarks.
+struct LatencyDistribution {
+  std::string title;   // "schbench wakeup latency", "rt-app wakeup latency (wu_lat)"
+  std::string unit;    // "us"
+  bool percentiles = false;  // points are the tool's printed percentiles, not every sample
+  std::vector<std::pair<double, double>> points;  // (value, cumulative fraction)
+};
+std::vector<LatencyDistribution> latency_distributions(const RunResult& r);
+
+// The HTML reports (report::html::Document): `run --html`, `ab --html` (the text tables are
+// passed in as printed) and `reproduce --html`. Byte-deterministic.
+std::string run_html(const RunSpec& spec, const RunResult& r);
+std::string ab_html(const AbSpec& spec, const AbResult& r, const std::string& text_report);
+std::string reproduce_html(const std::vector<CaseOutcome>& outcomes, const std::string& text_report);
 
 }  // namespace schedlab::experiment

@@ -113,3 +113,78 @@ TEST(CliMmtests, BadRuleIsAUsageError) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
   }
 }
+
+namespace {
+std::string slurp_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = 0; (p = s.find(what, p)) != std::string::npos; p += what.size()) ++n;
+  return n;
+}
+}  // namespace
+
+TEST(CliHtml, AbReportIsDeterministicAndHasAPlotPerMetric) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab_html_ab_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = "ab --machine tiny-4 --base '' --test IDLE_SPIN --runs 3 ";
+  auto a = run_schedlab(cmd + "--jobs 1 --html " + (dir / "a.html").string() + " -- schbench -m 1 -t 2 -r 1");
+  auto b = run_schedlab(cmd + "--jobs 2 --format mmtests --html " + (dir / "b.html").string() +
+                        " -- schbench -m 1 -t 2 -r 1");
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::string ha = slurp_file(dir / "a.html"), hb = slurp_file(dir / "b.html");
+  fs::remove_all(dir);
+  EXPECT_EQ(ha, hb);  // whatever --jobs and --format
+  // schbench: five metrics, the wakeup and request latency distributions (a curve per run and
+  // side), the key counters; the text tables as printed.
+  EXPECT_EQ(count_of(ha, "<svg class=\"plot\" data-kind=\"strip\""), 5u);
+  EXPECT_EQ(count_of(ha, "<svg class=\"plot\" data-kind=\"cdf\""), 2u);
+  EXPECT_EQ(count_of(ha, "<svg class=\"plot\" data-kind=\"counters\""), 1u);
+  EXPECT_EQ(count_of(ha, "class=\"curve thin\""), 12u);  // 2 distributions x 2 sides x 3 runs
+  EXPECT_NE(ha.find("wakeup_p99 (us), Lower is better"), std::string::npos);
+  EXPECT_NE(ha.find("\"command\": \"ab\""), std::string::npos);
+}
+
+TEST(CliHtml, RunReportOfRtappUsesItsLogs) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab_html_run_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/workload/rtapp/periodic.json", dir / "periodic.json");
+  auto r = run_schedlab("run --machine tiny-4 --html r.html -- rt-app periodic.json", dir.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string h = slurp_file(dir / "r.html");
+  fs::remove_all(dir);
+  EXPECT_EQ(count_of(h, "data-kind=\"cdf\""), 1u);
+  EXPECT_EQ(count_of(h, "data-kind=\"cpu\""), 1u);
+  EXPECT_EQ(count_of(h, "<g class=\"cpu\""), 4u);  // tiny-4
+  EXPECT_NE(h.find("rt-app wakeup latency (wu_lat)"), std::string::npos);
+}
+
+TEST(CliHtml, ReproduceReportHasTheBands) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab_html_rep_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = run_schedlab("reproduce haltpoll-arm64-guest-pipe --runs 2 --html " + (dir / "r.html").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string h = slurp_file(dir / "r.html");
+  fs::remove_all(dir);
+  EXPECT_EQ(count_of(h, "data-kind=\"bands\""), 1u);
+  EXPECT_EQ(count_of(h, "<g class=\"case\""), 1u);
+  EXPECT_NE(h.find("20240726201332.626395-1-ankur.a.arora@oracle.com"), std::string::npos);  // in the data
+}
+
+TEST(CliHtml, BadPathIsAnErrorBeforeAnyRun) {
+  for (const char* args : {"run --html /nonexistent/dir/r.html -- hackbench -l 10",
+                           "ab --test SM_IDLE --runs 2 --html /nonexistent/dir/r.html -- hackbench -l 10",
+                           "reproduce haltpoll-arm64-guest-pipe --html /nonexistent/dir/r.html",
+                           "reproduce --list --html /tmp/x.html", "run --html '' -- hackbench -l 10"}) {
+    auto r = run_schedlab(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists("/tmp/x.html"));
+}
