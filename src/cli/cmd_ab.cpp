@@ -1,5 +1,5 @@
 // schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
-//             [--format text|markdown|json|csv|mmtests] [--mmtests-significance ci|ttest]
+//             [--format text|markdown|json|csv|mmtests|perf-sched-stats] [--mmtests-significance ci|ttest]
 //             [--counters-cpu LIST] [--html FILE] -- <benchmark command line>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -89,7 +89,9 @@ void register_ab(CLI::App& app) {
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--format", a->format, "text, markdown, json, csv or mmtests (mmtests' compare table)")
+  cmd->add_option("--format", a->format,
+                  "text, markdown, json, csv, mmtests (mmtests' compare table) or perf-sched-stats "
+                  "(`perf sched stats diff` of the two sides' schedstat)")
       ->capture_default_str();
   cmd->add_option("--mmtests-significance", a->mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
@@ -109,7 +111,8 @@ void register_ab(CLI::App& app) {
       throw UsageError("--features: use --base and --test with `schedlab ab`");
     if (a->html) io::check_output_paths({{"--html", *a->html, false}});
     const bool mmtests = a->format == "mmtests";
-    auto fmt_opt = mmtests ? std::optional(report::Format::Text) : report::parse_format(a->format);
+    const bool perf_stats = a->format == "perf-sched-stats";
+    auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(a->format);
     if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
     report::mmtests::Options mm_opts;
     try {
@@ -142,6 +145,7 @@ void register_ab(CLI::App& app) {
       counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);  // WorkloadError
     experiment::AbSpec s;
     s.base = a->spec;
+    s.base.schedstat = perf_stats;
     s.base_features = a->base;
     s.test_features = a->test;
     s.base_sets = a->base_sets;
@@ -179,6 +183,10 @@ void register_ab(CLI::App& app) {
     std::string out;
     if (mmtests)
       out = experiment::ab_mmtests(s, r, mm_opts);
+    else if (perf_stats) {
+      const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
+      out = report::schedstat::perf_sched_stats(base, &test);
+    }
     else if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv)
       out = report::render(metrics, *fmt_opt);
     else

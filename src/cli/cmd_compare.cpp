@@ -19,6 +19,7 @@
 #include "report/mmtests.hpp"
 #include "report/report.hpp"
 #include "report/samples.hpp"
+#include "report/schedstat.hpp"
 
 namespace schedlab::cli {
 
@@ -83,9 +84,25 @@ std::vector<std::string> split_labels(const std::string& s) {
 
 void run_compare(const CompareArgs& a) {
   const bool mmtests = a.format == "mmtests";
+  if (a.format == "perf-sched-stats") {
+    // Files of /proc/schedstat snapshots (`run --schedstat`, or a real kernel's captured before
+    // and after): one is `perf sched stats report`, two `perf sched stats diff`.
+    if (a.files.empty() || a.files.size() > 2)
+      throw UsageError(fmt::format("--format perf-sched-stats: one schedstat file (report) or two (diff), not {}",
+                                   a.files.size()));
+    if (!a.labels.empty() || !a.column.empty() || !a.metric.empty() || a.higher_is_better)
+      throw UsageError("--format perf-sched-stats: --labels, --column, --metric and --higher-is-better do not apply");
+    std::vector<report::schedstat::Snapshot> recs;
+    for (const auto& f : a.files)
+      recs.push_back(report::schedstat::recording_of_file(f == "-" ? "<stdin>" : f, read_all(f)));
+    const std::string out = report::schedstat::perf_sched_stats(recs[0], recs.size() == 2 ? &recs[1] : nullptr);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return;
+  }
   auto format = mmtests ? std::optional(report::Format::Text) : report::parse_format(a.format);
   if (!format)
-    throw UsageError(fmt::format("unknown format '{}' (use text, markdown, json, csv or mmtests)", a.format));
+    throw UsageError(fmt::format("unknown format '{}' (use text, markdown, json, csv, mmtests or perf-sched-stats)",
+                                 a.format));
   report::mmtests::Options mm_opts;
   try {
     mm_opts.significance = report::mmtests::parse_significance(a.mmtests_significance);
@@ -156,7 +173,9 @@ void register_compare(CLI::App& app) {
   cmd->add_flag("--higher-is-better", args->higher_is_better,
                 "Larger values are better (throughput); default: lower is better (latency)");
   cmd->add_option("--column", args->column, "Column (CSV) or field (JSON) holding the values");
-  cmd->add_option("--format", args->format, "Output format: text, markdown, json, csv or mmtests")
+  cmd->add_option("--format", args->format,
+                  "Output format: text, markdown, json, csv, mmtests, or perf-sched-stats (the files are "
+                  "/proc/schedstat snapshots: `perf sched stats report` of one, `diff` of two)")
       ->default_str("text");
   cmd->add_option("--mmtests-significance", args->mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")

@@ -448,3 +448,75 @@ std::string reproduce_html(const std::vector<CaseOutcome>& outcomes, const std::
 }
 
 }  // namespace schedlab::experiment
+
+// ---------------------------------------------------------------------------------------------
+// schedstat.
+
+namespace schedlab::experiment {
+
+report::schedstat::Snapshot schedstat_snapshot(const RunResult& r, bool at_end) {
+  namespace ss = report::schedstat;
+  ss::Snapshot s;
+  s.timestamp = at_end && r.tick_period_ns > 0 ? static_cast<uint64_t>(r.simulated_ns / r.tick_period_ns) : 0;
+  for (size_t cpu = 0; cpu < r.per_cpu.size(); ++cpu) {
+    const kernel::CpuCounters& c = r.per_cpu[cpu];
+    ss::Cpu out;
+    out.cpu = static_cast<int>(cpu);
+    auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+    if (at_end)
+      out.v = {u(c.yld_count),
+               0,
+               u(c.schedule_calls + c.schedule_idle_calls),
+               u(c.sched_goidle),
+               u(c.ttwu_local + c.ttwu_remote + c.ttwu_runnable),
+               u(c.ttwu_local + c.ttwu_runnable_local),
+               u(c.rq_cpu_time),
+               u(c.run_delay),
+               u(c.pcount)};
+    const auto& doms = cpu < r.sd.size() ? r.sd[cpu] : std::vector<SchedstatDomain>{};
+    for (size_t d = 0; d < doms.size(); ++d) {
+      ss::Domain dom;
+      dom.index = static_cast<int>(d);
+      dom.name = doms[d].name;
+      dom.cpumask = doms[d].cpumask;
+      if (at_end) {
+        const int l = doms[d].level;
+        for (int t = 0; t < ss::kIdleTypes; ++t) {
+          const int i = l * kernel::kNumIdleTypes + t, b = t * ss::kLbFields;
+          dom.v[b + ss::kLbCount] = u(c.lb_count[i]);
+          dom.v[b + ss::kLbBalanced] = u(c.lb_balanced[i]);
+          dom.v[b + ss::kLbFailed] = u(c.lb_failed[i]);
+          dom.v[b + ss::kLbImbalanceLoad] = u(c.lb_imbalance_load[i]);
+          dom.v[b + ss::kLbImbalanceUtil] = u(c.lb_imbalance_util[i]);
+          dom.v[b + ss::kLbImbalanceTask] = u(c.lb_imbalance_task[i]);
+          dom.v[b + ss::kLbImbalanceMisfit] = u(c.lb_imbalance_misfit[i]);
+          dom.v[b + ss::kLbGained] = u(c.lb_gained[i]);
+          dom.v[b + ss::kLbHotGained] = u(c.lb_hot_gained[i]);
+          dom.v[b + ss::kLbNobusyq] = u(c.lb_nobusyq[i]);
+          dom.v[b + ss::kLbNobusyg] = u(c.lb_nobusyg[i]);
+        }
+        dom.v[ss::kTtwuWakeRemote] = u(c.ttwu_wake_remote[l]);
+        dom.v[ss::kTtwuMoveAffine] = u(c.ttwu_move_affine[l]);
+      }
+      out.domains.push_back(std::move(dom));
+    }
+    s.cpus.push_back(std::move(out));
+  }
+  return s;
+}
+
+std::string schedstat_file(const RunResult& r) {
+  return report::schedstat::to_text(schedstat_snapshot(r, false)) + report::schedstat::to_text(schedstat_snapshot(r, true));
+}
+
+report::schedstat::Snapshot schedstat_recording(const std::vector<RunResult>& runs) {
+  namespace ss = report::schedstat;
+  ss::Snapshot total;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ss::Snapshot rec = ss::recording("run", schedstat_snapshot(runs[i], false), schedstat_snapshot(runs[i], true));
+    total = i == 0 ? rec : ss::add(total, rec);
+  }
+  return total;
+}
+
+}  // namespace schedlab::experiment

@@ -8,6 +8,7 @@
 #include "experiment/reproduce.hpp"
 #include "report/html.hpp"
 #include "report/mmtests.hpp"
+#include "report/schedstat.hpp"
 
 namespace schedlab::experiment {
 
@@ -39,6 +40,16 @@ struct LatencyDistribution {
   std::vector<std::pair<double, double>> points;  // (value, cumulative fraction)
 };
 std::vector<LatencyDistribution> latency_distributions(const RunResult& r);
+
+// The run's /proc/schedstat at its start (boot: every counter 0, jiffies 0) and at its end, from
+// the counters the model keeps where the kernel increments them (needs RunSpec::schedstat).
+// Fields the model does not count (active balance, sbe/sbf, ttwu_move_balance, lb_nobusyq, the
+// load/util/misfit imbalances) are 0.
+report::schedstat::Snapshot schedstat_snapshot(const RunResult& r, bool at_end);
+// `run --schedstat FILE`: both snapshots, start then end.
+std::string schedstat_file(const RunResult& r);
+// One side of an A/B as a recording: its runs' recordings added (the runs back to back).
+report::schedstat::Snapshot schedstat_recording(const std::vector<RunResult>& runs);
 
 // The HTML reports (report::html::Document): `run --html`, `ab --html` (the text tables are
 // passed in as printed) and `reproduce --html`. Byte-deterministic.

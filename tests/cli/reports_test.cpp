@@ -188,3 +188,49 @@ TEST(CliHtml, BadPathIsAnErrorBeforeAnyRun) {
   }
   EXPECT_FALSE(fs::exists("/tmp/x.html"));
 }
+
+TEST(CliSchedstat, RunWritesTwoSnapshotsThatCompareReads) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab_schedstat_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = run_schedlab("run --machine tiny-4 --schedstat " + (dir / "a.txt").string() + " -- hackbench -g 2 -l 50");
+  auto r2 = run_schedlab("run --machine tiny-4 --features IDLE_SPIN --schedstat " + (dir / "b.txt").string() +
+                         " -- hackbench -g 2 -l 50");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r2.status, 0) << r2.err;
+  const std::string a = slurp_file(dir / "a.txt");
+  EXPECT_EQ(a.rfind("version 17\ntimestamp 0\ncpu0 0 0 0 0 0 0 0 0 0\ndomain0 SMT 5 ", 0), 0u) << a.substr(0, 200);
+  EXPECT_EQ(count_of(a, "version 17\n"), 2u);
+  EXPECT_EQ(count_of(a, "\ndomain1 MC f "), 8u);  // 4 CPUs x 2 snapshots
+  auto rep = run_schedlab("compare --format perf-sched-stats " + (dir / "a.txt").string());
+  auto diff = run_schedlab("compare --format perf-sched-stats " + (dir / "a.txt").string() + " " + (dir / "b.txt").string());
+  auto three = run_schedlab("compare --format perf-sched-stats " + (dir / "a.txt").string() + " " +
+                            (dir / "a.txt").string() + " " + (dir / "a.txt").string());
+  std::ofstream(dir / "bad.txt") << "version 16\n";
+  auto bad = run_schedlab("compare --format perf-sched-stats " + (dir / "bad.txt").string());
+  fs::remove_all(dir);
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  EXPECT_NE(rep.out.find("\nCPU 3, DOMAIN MC CPUS 0-3\n"), std::string::npos);  // report: every CPU
+  ASSERT_EQ(diff.status, 0) << diff.err;
+  EXPECT_NE(diff.out.find("COUNT1      COUNT2   PCT_CHANGE"), std::string::npos);
+  EXPECT_EQ(diff.out.find("\nCPU 0\n"), std::string::npos);  // diff: the summary only
+  EXPECT_NE(diff.out.find("CPU <ALL CPUS SUMMARY>, DOMAIN SMT\n"), std::string::npos);
+  for (const auto* e : {&three, &bad}) {
+    EXPECT_EQ(e->status, 2) << e->err;
+    EXPECT_EQ(e->out, "");
+    EXPECT_EQ(std::count(e->err.begin(), e->err.end(), '\n'), 1) << e->err;
+  }
+  EXPECT_NE(bad.err.find("schedstat version 16 (schedlab reads version 17)"), std::string::npos) << bad.err;
+}
+
+TEST(CliSchedstat, AbDiffsTheTwoSides) {
+  const std::string cmd = "ab --machine tiny-4 --base '' --test IDLE_SPIN --runs 3 --format perf-sched-stats ";
+  auto a = run_schedlab(cmd + "--jobs 1 -- perf bench sched pipe -l 500");
+  auto b = run_schedlab(cmd + "--jobs 2 -- perf bench sched pipe -l 500");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.rfind("Columns description\n", 0), 0u);
+  // IDLE_SPIN keeps the CPU busy-waiting instead of idle: far fewer idle picks.
+  auto line = a.out.substr(a.out.find("schedule() left the processor idle"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_NE(line.find("-9"), std::string::npos) << line;  // a change of -9x.xx%
+}
