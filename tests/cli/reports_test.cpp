@@ -1,7 +1,8 @@
-// End-to-end: the report formats kernel engineers already read (`--format mmtests` of ab and
-// compare; `--html` and `--schedstat` are tested in their own files).
+// End-to-end: the report formats kernel engineers already read: `--format mmtests` (ab, compare),
+// `--html` (run, ab, reproduce), `--schedstat` (run) and `--format perf-sched-stats` (ab, compare).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
