@@ -9,6 +9,12 @@ PKGS=(
   trace-cmd rt-tests linux-perf
   clang libclang-rt-14-dev
 )
+# What only `make test` needs (kept as its own list for the demo/test split): headless Chromium
+# for tests/browser, which loads the HTML reports.
+TEST_PKGS=(
+  chromium
+)
+PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
