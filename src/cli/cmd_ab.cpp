@@ -1,5 +1,6 @@
 // schedlab ab [--machine P] --base "FEATURES" --test "FEATURES" [--runs N] [--jobs J]
-//             [--format text|markdown|json|csv] [--counters-cpu LIST] -- <benchmark command line>
+//             [--format text|markdown|json|csv|mmtests|perf-sched-stats] [--mmtests-significance ci|ttest]
+//             [--counters-cpu LIST] [--html FILE] -- <benchmark command line>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
+#include "experiment/reports.hpp"
 #include "workload/options.hpp"
 #include "io/output.hpp"
 
@@ -24,9 +26,11 @@ struct AbArgs {
   int runs = 10;
   int jobs = 0;
   std::string format = "text";
+  std::string mmtests_significance = "ci";
   std::string seed = "1";
   std::vector<std::string> base_sets, test_sets;
   std::string counters_cpu;
+  std::optional<std::string> html;
   std::vector<std::string> positional;
 };
 std::string num(double v) {
@@ -96,20 +100,37 @@ void register_ab(CLI::App& app) {
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--format", a->format, "text, markdown, json or csv")->capture_default_str();
+  cmd->add_option("--format", a->format,
+                  "text, markdown, json, csv, mmtests (mmtests' compare table) or perf-sched-stats "
+                  "(`perf sched stats diff` of the two sides' schedstat)")
+      ->capture_default_str();
+  cmd->add_option("--mmtests-significance", a->mmtests_significance,
+                  "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
+      ->capture_default_str();
   cmd->add_option("--first-seed", a->seed, "seed of run 1");
   cmd->add_option("--base-set", a->base_sets,
                   "KEY=VALUE as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0)");
   cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
   cmd->add_option("--counters-cpu", a->counters_cpu,
                   "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all");
+  add_optional(cmd, "--html", a->html,
+               "write a self-contained HTML report (runs per side, latency CDFs, key counters)");
   cmd->add_option("command", a->positional, "benchmark command line, after --");
   cmd->callback(deferred([a] {
     a->spec.command = benchmark_command(a->positional);
     if (!a->spec.features.empty())
       throw UsageError("--features: use --base and --test with `schedlab ab`");
-    auto fmt_opt = report::parse_format(a->format);
+    if (a->html) io::check_output_paths({{"--html", *a->html, false}});
+    const bool mmtests = a->format == "mmtests";
+    const bool perf_stats = a->format == "perf-sched-stats";
+    auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(a->format);
     if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
+    report::mmtests::Options mm_opts;
+    try {
+      mm_opts.significance = report::mmtests::parse_significance(a->mmtests_significance);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+    }
     experiment::parse_features(a->base, "--base");
     experiment::parse_features(a->test, "--test");
     const uint64_t first_seed = parse_seed("--first-seed", a->seed);
@@ -135,6 +156,7 @@ void register_ab(CLI::App& app) {
       counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);  // WorkloadError
     experiment::AbSpec s;
     s.base = a->spec;
+    s.base.schedstat = perf_stats;
     s.base_features = a->base;
     s.test_features = a->test;
     s.base_sets = a->base_sets;
@@ -158,15 +180,30 @@ void register_ab(CLI::App& app) {
     };
     experiment::AbResult r = experiment::run_ab(s, progress);
     auto metrics = experiment::ab_metrics(s, r);
-    if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv) {
-      fmt::print("{}", report::render(metrics, *fmt_opt));
-      return;
+    // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
+    auto tables = [&](report::Format f) {
+      return fmt::format("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
+                         r.base.front().machine, a->idle_disable ? " idle_disable=" + *a->idle_disable : "",
+                         s.runs, s.base_features, s.test_features, workload::join(s.base.command)) +
+             ab_tables(metrics, r.base.front().metrics.size(), f, a->counters_cpu);
+    };
+    std::string out;
+    if (mmtests)
+      out = experiment::ab_mmtests(s, r, mm_opts);
+    else if (perf_stats) {
+      const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
+      out = report::schedstat::perf_sched_stats(base, &test);
     }
-    fmt::print("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
-               r.base.front().machine,
-               a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
-               s.base_features, s.test_features, workload::join(s.base.command));
-    fmt::print("{}", ab_tables(metrics, r.base.front().metrics.size(), *fmt_opt, a->counters_cpu));
+    else if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv)
+      out = report::render(metrics, *fmt_opt);
+    else
+      out = tables(*fmt_opt);
+    // The report is made before anything is printed (an error leaves stdout empty).
+    std::string html;
+    if (a->html) html = experiment::ab_html(s, r, tables(report::Format::Text));
+    fmt::print("{}", out);
+    std::fflush(stdout);
+    if (a->html) io::write_file_atomic("--html", *a->html, html);
   }));
 }
 

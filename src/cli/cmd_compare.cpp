@@ -16,8 +16,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "report/mmtests.hpp"
 #include "report/report.hpp"
 #include "report/samples.hpp"
+#include "report/schedstat.hpp"
 
 namespace schedlab::cli {
 
@@ -33,6 +35,8 @@ struct CompareArgs {
   std::string unit;
   bool sample_std = false;
   std::string quantile_method = "linear";
+  std::string mmtests_significance = "ci";
+  int mmtests_decimals = 2;
 };
 
 std::string read_all(const std::string& path) {
@@ -79,9 +83,32 @@ std::vector<std::string> split_labels(const std::string& s) {
 }
 
 void run_compare(const CompareArgs& a) {
-  auto format = report::parse_format(a.format);
+  const bool mmtests = a.format == "mmtests";
+  if (a.format == "perf-sched-stats") {
+    // Files of /proc/schedstat snapshots (`run --schedstat`, or a real kernel's captured before
+    // and after): one is `perf sched stats report`, two `perf sched stats diff`.
+    if (a.files.empty() || a.files.size() > 2)
+      throw UsageError(fmt::format("--format perf-sched-stats: one schedstat file (report) or two (diff), not {}",
+                                   a.files.size()));
+    if (!a.labels.empty() || !a.column.empty() || !a.metric.empty() || a.higher_is_better)
+      throw UsageError("--format perf-sched-stats: --labels, --column, --metric and --higher-is-better do not apply");
+    std::vector<report::schedstat::Snapshot> recs;
+    for (const auto& f : a.files)
+      recs.push_back(report::schedstat::recording_of_file(f == "-" ? "<stdin>" : f, read_all(f)));
+    const std::string out = report::schedstat::perf_sched_stats(recs[0], recs.size() == 2 ? &recs[1] : nullptr);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return;
+  }
+  auto format = mmtests ? std::optional(report::Format::Text) : report::parse_format(a.format);
   if (!format)
-    throw UsageError(fmt::format("unknown format '{}' (use text, markdown, json or csv)", a.format));
+    throw UsageError(fmt::format("unknown format '{}' (use text, markdown, json, csv, mmtests or perf-sched-stats)",
+                                 a.format));
+  report::mmtests::Options mm_opts;
+  try {
+    mm_opts.significance = report::mmtests::parse_significance(a.mmtests_significance);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+  }
   if (a.files.size() < 2)
     throw UsageError("compare needs at least two sample files (FILE_A FILE_B ...)");
   if (std::count(a.files.begin(), a.files.end(), "-") > 1)
@@ -114,7 +141,18 @@ void run_compare(const CompareArgs& a) {
   for (std::size_t i = 0; i < a.files.size(); ++i)
     m.sets.push_back({labels[i], read_sample(a.files[i], a.column)});
   // Render fully before writing anything, so an error leaves stdout empty.
-  const std::string out = report::render({m}, *format, opts);
+  std::string out;
+  if (mmtests) {
+    // One operation (the metric), a column per file; the title names the metric and its unit.
+    namespace mm = report::mmtests;
+    std::vector<std::vector<double>> sets;
+    for (const auto& s : m.sets) sets.push_back(s.values);
+    out = mm::render(mm::make_table(m.unit.empty() ? m.name : fmt::format("{} ({})", m.name, m.unit), labels,
+                                    a.mmtests_decimals, {{m.name, m.dir, sets}}, mm_opts),
+                     mm_opts);
+  } else {
+    out = report::render({m}, *format, opts);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
@@ -135,8 +173,17 @@ void register_compare(CLI::App& app) {
   cmd->add_flag("--higher-is-better", args->higher_is_better,
                 "Larger values are better (throughput); default: lower is better (latency)");
   cmd->add_option("--column", args->column, "Column (CSV) or field (JSON) holding the values");
-  cmd->add_option("--format", args->format, "Output format: text, markdown, json or csv")
+  cmd->add_option("--format", args->format,
+                  "Output format: text, markdown, json, csv, mmtests, or perf-sched-stats (the files are "
+                  "/proc/schedstat snapshots: `perf sched stats report` of one, `diff` of two)")
       ->default_str("text");
+  cmd->add_option("--mmtests-significance", args->mmtests_significance,
+                  "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
+      ->default_str("ci");
+  cmd->add_option("--mmtests-decimals", args->mmtests_decimals,
+                  "--format mmtests: decimals of the values (mmtests' DecimalPlaces; 4 for hackbench)")
+      ->check(CLI::Range(0, 12))
+      ->default_str("2");
   cmd->add_option("--metric", args->metric, "Metric name in the table (default: --column or 'value')");
   cmd->add_option("--unit", args->unit, "Unit printed after the metric name");
   cmd->add_flag("--sample-std", args->sample_std,

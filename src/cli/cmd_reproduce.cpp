@@ -1,5 +1,5 @@
 // schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--format text|markdown|json]
-//                    [--catalogue DIR]
+//                    [--catalogue DIR] [--html FILE]
 // Runs the published-results catalogue (published/*.toml) on the model and says, per case,
 // whether the model lands in the band the case set before it was run.
 #include <fmt/core.h>
@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/reports.hpp"
 #include "experiment/reproduce.hpp"
 #include "io/output.hpp"
 
@@ -23,6 +24,7 @@ struct ReproduceArgs {
   int jobs = 0;
   std::string format = "text";
   std::string dir;
+  std::optional<std::string> html;
 };
 }  // namespace
 
@@ -38,7 +40,11 @@ void register_reproduce(CLI::App& app) {
   cmd->add_option("--format", a->format, "text, markdown or json")->capture_default_str();
   cmd->add_option("--catalogue", a->dir, "catalogue directory (default: the source tree's published/, or "
                                          "$SCHEDLAB_PUBLISHED)");
+  add_optional(cmd, "--html", a->html,
+               "write a self-contained HTML report (published vs model gain against each band)");
   cmd->callback(deferred([a] {
+    if (a->html && a->list) throw UsageError("--html: a report of runs, not of --list");
+    if (a->html) io::check_output_paths({{"--html", *a->html, false}});
     auto fmt_opt = report::parse_format(a->format);
     if (!fmt_opt || *fmt_opt == report::Format::Csv)
       throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown or json)", a->format));
@@ -88,7 +94,12 @@ void register_reproduce(CLI::App& app) {
       }
     }
     // Results only once every case has run, so an error leaves no partial output.
+    std::string html;
+    if (a->html)
+      html = experiment::reproduce_html(outcomes, experiment::render_reproduce(cat, outcomes, report::Format::Text));
     fmt::print("{}", experiment::render_reproduce(cat, outcomes, *fmt_opt));
+    std::fflush(stdout);
+    if (a->html) io::write_file_atomic("--html", *a->html, html);
   }));
 }
 

@@ -1,11 +1,12 @@
 // schedlab run [--machine P] [--features F] [--seed N] [--idle-disable NAMES] [--set K=V ...]
-//              [--json FILE] [--trace FILE] -- <benchmark command line>
+//              [--json FILE] [--trace FILE] [--html FILE] [--schedstat FILE] -- <benchmark command line>
 #include <fmt/core.h>
 
 #include <cstdio>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/reports.hpp"
 #include "experiment/run.hpp"
 #include "io/output.hpp"
 
@@ -17,6 +18,8 @@ struct RunArgs {
   std::optional<std::string> idle_disable;
   std::optional<std::string> json;
   std::optional<std::string> trace;
+  std::optional<std::string> html;
+  std::optional<std::string> schedstat;
   std::vector<std::string> positional;
 };
 }  // namespace
@@ -30,6 +33,10 @@ void register_run(CLI::App& app) {
       "random seed (same seed, same output)");
   add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout)");
   add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
+  add_optional(cmd, "--html", args->html,
+               "write a self-contained HTML report (plots as inline SVG, the data as JSON)");
+  add_optional(cmd, "--schedstat", args->schedstat,
+               "write /proc/schedstat (version 17) as the run starts and as it ends, one snapshot after the other");
   cmd->add_option("--trace-window", args->spec.trace_window,
                   "only trace START,END of the run (e.g. 0.5s,0.6s)");
   cmd->add_flag("--check", args->spec.check,
@@ -43,13 +50,20 @@ void register_run(CLI::App& app) {
     std::vector<io::OutputPath> outs;
     if (args->json) outs.push_back({"--json", *args->json, true});
     if (args->trace) outs.push_back({"--trace", *args->trace, false});
+    if (args->html) outs.push_back({"--html", *args->html, false});
+    if (args->schedstat) outs.push_back({"--schedstat", *args->schedstat, true});
     for (const auto& p : workload::parse_workload(args->spec.command, m.topo.nr_cpus())->output_paths())
       outs.push_back({"rt-app log", p, false});
     io::check_output_paths(outs);
     args->spec.trace_path = args->trace.value_or("");
+    args->spec.schedstat = args->schedstat.has_value();
     experiment::RunResult r = experiment::run_one(m, args->spec);
     std::string json;
     if (args->json) json = experiment::to_json(r).dump(2) + "\n";
+    std::string html;
+    if (args->html) html = experiment::run_html(args->spec, r);
+    std::string schedstat;
+    if (args->schedstat) schedstat = experiment::schedstat_file(r);
     for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
     std::fflush(stderr);
     fmt::print("{}", r.report);
@@ -58,12 +72,14 @@ void register_run(CLI::App& app) {
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
     // Forked threads' logs are named only now: all are checked again before the first is written.
     if (!r.files.empty()) {
-      outs.resize((args->json ? 1 : 0) + (args->trace ? 1 : 0));
+      outs.resize((args->json ? 1 : 0) + (args->trace ? 1 : 0) + (args->html ? 1 : 0) + (args->schedstat ? 1 : 0));
       for (const auto& f : r.files) outs.push_back({"rt-app log", f.path, false});
       io::check_output_paths(outs);
     }
     for (const auto& f : r.files) io::write_file_atomic("rt-app log", f.path, f.content);
     if (args->json) io::write_file_atomic("--json", *args->json, json);
+    if (args->html) io::write_file_atomic("--html", *args->html, html);
+    if (args->schedstat) io::write_file_atomic("--schedstat", *args->schedstat, schedstat);
   }));
 }
 

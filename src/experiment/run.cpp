@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "host/probe.hpp"
+#include "report/schedstat.hpp"
 #include "trace/writers.hpp"
 
 namespace schedlab::experiment {
@@ -135,6 +136,14 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   r.simulated_ns = k.end_time().count();
   r.events = k.events_run();
   r.nr_cpus = k.nr_cpus();
+  r.tick_period_ns = m.tick_period_ns();
+  if (spec.schedstat) {
+    r.sd.resize(static_cast<size_t>(k.nr_cpus()));
+    for (int c = 0; c < k.nr_cpus(); ++c)
+      for (const auto& sd : k.rq(c).sd)
+        r.sd[static_cast<size_t>(c)].push_back(
+            {static_cast<int>(sd.level), sd.name(), report::schedstat::cpumask_hex(sd.span, k.nr_cpus())});
+  }
   return r;
 }
 

@@ -38,6 +38,14 @@ struct RunSpec {
   bool check = false;                       // --check: invariants after every event
   int64_t max_simulated_ns = 0;             // > 0: stop there if the benchmark's own limit is later
                                             // (DidNotFinish; the fuzzers' short simulations)
+  bool schedstat = false;                   // keep the sched domains for schedstat snapshots
+};
+
+// A CPU's sched domain as /proc/schedstat names it (RunSpec::schedstat).
+struct SchedstatDomain {
+  int level = 0;         // kernel::SdLevel
+  std::string name;      // SMT, MC, PKG, NUMA
+  std::string cpumask;   // %*pb
 };
 
 struct RunResult {
@@ -55,6 +63,8 @@ struct RunResult {
   int64_t simulated_ns = 0;
   uint64_t events = 0;
   int nr_cpus = 0;
+  int64_t tick_period_ns = 0;                            // 1 s / CONFIG_HZ: jiffies
+  std::vector<std::vector<SchedstatDomain>> sd;          // per CPU, lowest first (RunSpec::schedstat)
 };
 
 // `--machine host`: the profile `schedlab host probe|calibrate` wrote (host::default_host_profile_path()).

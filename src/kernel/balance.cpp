@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernel/kernel.hpp"
+#include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
 
@@ -74,6 +75,10 @@ int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq) {
 // (update_sd_lb_stats()).
 int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newly_idle,
                      int64_t& cost) {
+  const int st = sd_idle_index(sd, newly_idle        ? CpuIdleType::NewlyIdle
+                                   : rq.curr == rq.idle ? CpuIdleType::Idle
+                                                        : CpuIdleType::NotIdle);
+  rq.c.lb_count[st]++;
   int busiest = -1;
   for (int c : sd.span) {
     cost += k.remote_read(this_cpu, c) + k.m.costs.balance_per_cpu_ns;
@@ -81,11 +86,13 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
     if (busiest < 0 || k.rqs[c].nr_running > k.rqs[busiest].nr_running) busiest = c;
   }
   if (&sd == &rq.sd.back()) k.rd.overload = k.rd.nr_overloaded > 0;  // root level stats
-  if (busiest < 0) return 0;
+  // No imbalance is "no busiest group" then "balanced" (the model has no groups: never nobusyq).
+  if (busiest < 0) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   Rq& b = k.rqs[busiest];
   int diff = b.nr_running - rq.nr_running;
-  if (b.nr_running < 2 || diff < 2) return 0;
+  if (b.nr_running < 2 || diff < 2) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   int want = std::max(1, diff / 2);
+  rq.c.lb_imbalance_task[st] += want;  // migrate_task: the model balances task counts
   int pulled = 0;
   for (int pass = 0; pass < 2 && pulled < want; ++pass) {
     for (size_t i = 0; i < b.cfs.size() && pulled < want && pulled < k.m.tunables.nr_migrate;) {
@@ -105,9 +112,11 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
       cost += k.m.costs.migrate_task_ns;
       wakeup_preempt(k, this_cpu, rq, p, cost);  // attach_task()
       ++pulled;
+      rq.c.lb_hot_gained[st] += pass == 1 && task_hot(k, p);
     }
     if (!newly_idle) break;  // periodic balance respects cache hotness
   }
+  if (pulled > 0) rq.c.lb_gained[st] += pulled; else rq.c.lb_failed[st]++;
   return pulled;
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernel/kernel.hpp"
+#include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
 
@@ -123,6 +124,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
 // entry are taken now. The idle task then goes on in schedule_idle()'s loop.
 void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
   if (prev != next) update_rq_util(k, rq);
+  if (prev != next && prev != rq.idle) rq.c.rq_cpu_time += (k.now() - prev->last_arrival).count();
   if (next == rq.idle) {
     k.cpus[rq.cpu].resume(Resume::IrqsThenScheduleIdleLoop);
     return;
@@ -130,6 +132,7 @@ void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
   if (prev != next) {
     next->nr_switches_in++;
     next->run_delay_ns += (k.now() - next->runnable_since).count();
+    rq.c.run_delay += (k.now() - next->runnable_since).count(), rq.c.pcount++, next->last_arrival = k.now();
   }
   k.cpus[rq.cpu].return_to_task();
 }
@@ -188,6 +191,7 @@ void sched_tick(Kernel& k, Rq& rq) {
 // (pick_next_task() runs synchronously inside __schedule()). Left out: the syscall entry cost,
 // SCHED_DEADLINE.
 void do_sched_yield(Kernel& k, Rq& rq) {
+  rq.c.yld_count++;
   rq.curr->sched_class->yield_task(k, rq);
   __schedule(k, rq, SchedMode::SM_NONE);
   rq.yield_to_tail = false;
@@ -252,6 +256,8 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
     k.rqs[this_cpu].c.ttwu_local++;
   else
     k.rqs[this_cpu].c.ttwu_remote++;
+  if (int l = lowest_sd_level_spanning(k.rqs[this_cpu], cpu); cpu != this_cpu && l >= 0)
+    k.rqs[this_cpu].c.ttwu_wake_remote[l]++;  // ttwu_stat()
   c += ttwu_queue(k, this_cpu, p, cpu, c);
   return c;
 }
@@ -260,6 +266,7 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
 // it running (one line transfer). `c` is the waker's cost so far; returns the new total.
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
   p->state = TaskState::Running;
+  k.rqs[this_cpu].c.ttwu_runnable++, k.rqs[this_cpu].c.ttwu_runnable_local += p->cpu == this_cpu;  // ttwu_stat()
   c += k.remote_read(this_cpu, p->cpu);
   for (Change* ch : k.hooks(Hook::ttwu_runnable)) ch->on_ttwu_runnable(this_cpu, p, c);
   if (k.sink) k.sink->sched_wakeup(k.now(), p->cpu, k.info(p), p->cpu);

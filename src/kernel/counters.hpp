@@ -24,9 +24,20 @@ using PerPath = std::array<int64_t, kNumKernelPaths>;
 using PerIpi = std::array<int64_t, kNumIpiKinds>;
 using PerIdleState = std::vector<int64_t>;
 inline constexpr const char* kIpiKindKeys[kNumIpiKinds] = {"reschedule", "call_function_single"};
+// schedstat's per-domain counters (kernel/sched/stats.c, version 17): one value per domain level
+// (SdLevel: SMT, MC, PKG, NUMA) or per level and idle type (enum cpu_idle_type: busy, idle,
+// newly idle), at [level * kNumIdleTypes + type].
+inline constexpr int kNumSdLevels = 4;
+inline constexpr int kNumIdleTypes = 3;
+using PerSd = std::array<int64_t, kNumSdLevels>;
+using PerSdIdle = std::array<int64_t, kNumSdLevels * kNumIdleTypes>;
+inline constexpr const char* kSdLevelKeys[kNumSdLevels] = {"SMT", "MC", "PKG", "NUMA"};
+inline constexpr const char* kSdIdleKeys[kNumSdLevels * kNumIdleTypes] = {
+    "SMT.busy", "SMT.idle", "SMT.newidle", "MC.busy",   "MC.idle",   "MC.newidle",
+    "PKG.busy", "PKG.idle", "PKG.newidle", "NUMA.busy", "NUMA.idle", "NUMA.newidle"};
 
 // Where a counter is shown besides being summed: in --json (kJson), as a row of the `ab`
-// key-counter table (kAb), on the text summary line (kSummary).
+// key-counter table (kAb), on the text summary line (kSummary); 0: only in --schedstat.
 enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
 
 // The counters, in --json order:
@@ -113,7 +124,28 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   COUNTER(background_irq_ns, "ns", kJson, "time in background interrupts and softirqs")          \
   COUNTER(background_overload, "count", kJson,                                                   \
           "background task wake-ups that made nr_running >= 2 (sets rd->overload)")              \
-  COUNTER(steal_ns, "ns", kJson, "time the host ran something else on this busy vCPU")
+  COUNTER(steal_ns, "ns", kJson, "time the host ran something else on this busy vCPU")            \
+  /* schedstat (kernel/sched/stats.c v17), counted where the kernel counts them; --schedstat */  \
+  COUNTER(yld_count, "count", 0, "do_sched_yield() (rq->yld_count)")                             \
+  COUNTER(sched_goidle, "count", 0, "set_next_task_idle(): schedule() left the CPU idle")        \
+  COUNTER(ttwu_runnable, "count", 0, "try_to_wake_up() of a still-queued task (ttwu_runnable())") \
+  COUNTER(ttwu_runnable_local, "count", 0, "... of a task queued on the waking CPU")            \
+  COUNTER(rq_cpu_time, "ns", 0, "tasks' time on the CPU, switch-in to switch-out (sched_info)")  \
+  COUNTER(run_delay, "ns", 0, "tasks' time runnable before switch-in (sched_info run_delay)")    \
+  COUNTER(pcount, "count", 0, "tasks switched in (sched_info pcount)")                           \
+  ARRAY(lb_count, PerSdIdle, "count", 0, "sched_balance_rq() calls")                             \
+  ARRAY(lb_balanced, PerSdIdle, "count", 0, "... that found the domain balanced")                \
+  ARRAY(lb_failed, PerSdIdle, "count", 0, "... that found an imbalance and moved nothing")       \
+  ARRAY(lb_imbalance_load, PerSdIdle, "load", 0, "imbalance found, migrate_load")                \
+  ARRAY(lb_imbalance_util, PerSdIdle, "util", 0, "imbalance found, migrate_util")                \
+  ARRAY(lb_imbalance_task, PerSdIdle, "tasks", 0, "imbalance found, migrate_task")              \
+  ARRAY(lb_imbalance_misfit, PerSdIdle, "count", 0, "imbalance found, migrate_misfit")          \
+  ARRAY(lb_gained, PerSdIdle, "count", 0, "tasks pulled")                                        \
+  ARRAY(lb_hot_gained, PerSdIdle, "count", 0, "... of them cache-hot")                           \
+  ARRAY(lb_nobusyq, PerSdIdle, "count", 0, "no busiest runqueue in the busiest group")           \
+  ARRAY(lb_nobusyg, PerSdIdle, "count", 0, "no busiest group")                                   \
+  ARRAY(ttwu_wake_remote, PerSd, "count", 0, "wakeups onto another CPU of this lowest domain")   \
+  ARRAY(ttwu_move_affine, PerSd, "count", 0, "wake_affine() chose the waking CPU")
 
 struct CpuCounters {
 #define SCHEDLAB_DECLARE_COUNTER(name, unit, show, meaning) int64_t name = 0;
@@ -153,5 +185,10 @@ inline const char* array_key(const PerPath&, int i) {
   return trace::kernel_path_name(static_cast<trace::KernelPath>(i));
 }
 inline const char* array_key(const PerIpi&, int i) { return kIpiKindKeys[i]; }
+inline const char* array_key(const PerSd&, int i) { return kSdLevelKeys[i]; }
+inline const char* array_key(const PerSdIdle&, int i) { return kSdIdleKeys[i]; }
+static_assert(kNumKernelPaths != kNumIpiKinds && kNumKernelPaths != kNumSdLevels &&
+                  kNumKernelPaths != kNumSdLevels * kNumIdleTypes && kNumIpiKinds != kNumSdLevels,
+              "the array counters' storage types must differ (array_key overloads on them)");
 
 }  // namespace schedlab::kernel

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernel/kernel.hpp"
+#include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
 
@@ -215,6 +216,8 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_eff < prev_eff ? this_cpu : -1;
     }
   }
+  if (int l = lowest_sd_level_spanning(k.rqs[this_cpu], prev_cpu); target == this_cpu && l >= 0)
+    k.rqs[this_cpu].c.ttwu_move_affine[l]++;  // schedstat
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 

@@ -42,6 +42,7 @@ void yield_task_idle(Kernel&, Rq&) {}
 
 // set_next_task_idle() -> update_idle_core() (SMT only: the sched_smt_present key).
 int64_t set_next_task_idle(Kernel& k, Rq& rq, Task*) {
+  rq.c.sched_goidle++;  // schedstat
   if (k.topo.threads_per_core() < 2) return 0;
   return __update_idle_core(k, rq);
 }

@@ -42,6 +42,7 @@ struct Task {
   int64_t slice = 0;
   int64_t weight = 1024;     // NICE_0_LOAD
   Time exec_start;
+  Time last_arrival;             // sched_info.last_arrival: last switch-in (schedstat rq_cpu_time)
   int64_t sum_exec_runtime = 0;  // se.sum_exec_runtime: ns on a CPU (update_curr())
   bool new_task = true;
 

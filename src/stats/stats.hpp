@@ -14,7 +14,7 @@ namespace schedlab::stats {
 // Descriptive statistics. Every function taking samples throws std::invalid_argument on an empty
 // sample or on a value that is NaN or infinite.
 
-// Population (divide by n; the default, as printed in LKML/mmtests tables) or sample (n - 1).
+// Population (divide by n; the default of schedlab's tables) or sample (n - 1; what mmtests prints).
 enum class StdKind { Population, Sample };
 
 // How a quantile between two order statistics is chosen. Names and results follow NumPy's

@@ -89,4 +89,13 @@ TEST(SchedYield, AloneItSchedulesButDoesNotSwitch) {
   // 5 yields, each a schedule() that picks A again: no switch beyond idle->A and A->idle.
   EXPECT_GE(c.schedule_calls, 5);
   EXPECT_EQ(c.context_switches, 2);
+  // schedstat: yld_count counts every do_sched_yield(); the two switches in: pcount (A once,
+  // after boot), sched_goidle (idle picked once A exits).
+  EXPECT_EQ(c.yld_count, 5);
+  EXPECT_EQ(c.pcount, 1);
+  EXPECT_EQ(c.sched_goidle, 1);
+  // A waited only for the idle CPU to wake and switch to it (no other task to wait behind).
+  EXPECT_GT(c.run_delay, 0);
+  EXPECT_LT(c.run_delay, 10000);
+  EXPECT_GT(c.rq_cpu_time, 50000);  // its five 10 us pieces and the kernel work between them
 }
