@@ -1,5 +1,6 @@
 // schedlab sweep run FILE [--shard I/N] --out DIR [--jobs J]
-// schedlab sweep merge DIR [--format text|markdown|json|csv] [-o FILE] [--json FILE] [--csv FILE]
+// schedlab sweep merge DIR [--format text|markdown|json|csv|mmtests] [--mmtests-significance ci|ttest] [-o FILE]
+//                      [--json FILE] [--csv FILE]
 // schedlab sweep slurm FILE --shards N [--out DIR] [--partition P] [--time T] [--jobs J] [--schedlab PATH]
 // schedlab sweep list FILE [--shard I/N] [--format text|json]
 // Sweeps that outgrow one machine (docs/sweeps.md): cells run in deterministic shards, merged
@@ -16,6 +17,7 @@
 #include "cli/ab_tables.hpp"
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/reports.hpp"
 #include "experiment/sweep.hpp"
 #include "io/output.hpp"
 
@@ -53,7 +55,7 @@ struct RunArgs {
 };
 
 struct MergeArgs {
-  std::string dir, format = "text", output = "-";
+  std::string dir, format = "text", output = "-", mmtests_significance = "ci";
   std::optional<std::string> json, csv;
 };
 
@@ -102,14 +104,15 @@ void do_run(const RunArgs& a) {
 }
 
 // The merge in the format of --format: json and csv as written to DIR/merge.json and
-// DIR/merge.csv, the table formats (text, markdown) as `schedlab ab` prints its tables, one per
-// comparison and group after a header naming them. A new table format (mmtests) plugs in here:
+// DIR/merge.csv, the table formats (text, markdown, mmtests) as `schedlab ab` prints its tables,
+// one per comparison and group after a header naming them. Another table format plugs in here:
 // a name for --format and its renderer of one table (t.spec and t.result are what `schedlab ab`
 // has), after the header line.
 std::string merge_output(const experiment::MergedSweep& m, const std::string& format, const std::string& json_text,
-                         const std::string& csv_text) {
-  const auto f = report::parse_format(format);
-  if (!f) throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json or csv)", format));
+                         const std::string& csv_text, const report::mmtests::Options& mm) {
+  const bool mmtests = format == "mmtests";
+  const auto f = mmtests ? std::optional(report::Format::Text) : report::parse_format(format);
+  if (!f) throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json, csv or mmtests)", format));
   if (*f == report::Format::Json) return json_text;
   if (*f == report::Format::Csv) return csv_text;
   std::string out = fmt::format("# schedlab sweep {}: {} cells, {} tables{}\n", m.sweep.name, m.sweep.cells.size(),
@@ -118,14 +121,23 @@ std::string merge_output(const experiment::MergedSweep& m, const std::string& fo
     size_t nbench = 0;
     auto metrics = experiment::table_metrics(m, t, &nbench);
     out += "\n" + experiment::table_header(m, t) + "\n";
-    out += ab_tables(metrics, nbench, *f, m.sweep.groups[t.group].counters_cpu);
+    if (mmtests)  // the benchmark's metrics only, as `ab --format mmtests`
+      out += experiment::mmtests_table(metrics, nbench, m.sweep.groups[t.group].command, mm);
+    else
+      out += ab_tables(metrics, nbench, *f, m.sweep.groups[t.group].counters_cpu);
   }
   return out;
 }
 
 void do_merge(const MergeArgs& a) {
-  if (!report::parse_format(a.format))
-    throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json or csv)", a.format));
+  if (a.format != "mmtests" && !report::parse_format(a.format))
+    throw UsageError(fmt::format("--format: unknown format '{}' (text, markdown, json, csv or mmtests)", a.format));
+  report::mmtests::Options mm;
+  try {
+    mm.significance = report::mmtests::parse_significance(a.mmtests_significance);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+  }
   std::error_code ec;
   if (!fs::is_directory(a.dir, ec)) throw UsageError(fmt::format("sweep merge '{}': not a directory", a.dir));
   const std::string json = a.json ? *a.json : (fs::path(a.dir) / "merge.json").string();
@@ -134,7 +146,7 @@ void do_merge(const MergeArgs& a) {
   const experiment::MergedSweep m = sweep_errors([&] { return experiment::merge_sweep(a.dir); });
   const std::string json_text = experiment::render_merge_json(m);
   const std::string csv_text = experiment::render_merge_csv(m);
-  const std::string out = merge_output(m, a.format, json_text, csv_text);
+  const std::string out = merge_output(m, a.format, json_text, csv_text, mm);
   io::write_file_atomic("--json", json, json_text);
   io::write_file_atomic("--csv", csv, csv_text);
   io::write_file_atomic("-o", a.output, out);
@@ -216,7 +228,10 @@ void register_sweep(CLI::App& app) {
   CLI::App* merge = sweep->add_subcommand(
       "merge", "Check that every cell of a result directory is there once, print the A/B table of each comparison");
   merge->add_option("dir", m->dir, "result directory of `schedlab sweep run`")->required();
-  merge->add_option("--format", m->format, "text, markdown, json or csv (what -o gets)")->capture_default_str();
+  merge->add_option("--format", m->format, "text, markdown, json, csv or mmtests (what -o gets)")->capture_default_str();
+  merge->add_option("--mmtests-significance", m->mmtests_significance,
+                    "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
+      ->capture_default_str();
   merge->add_option("-o", m->output, "the tables to FILE ('-': standard output)")->capture_default_str();
   add_optional(merge, "--json", m->json, "the JSON document to FILE (default DIR/merge.json)");
   add_optional(merge, "--csv", m->csv, "the CSV to FILE (default DIR/merge.csv)");

@@ -366,7 +366,7 @@ class Gathering {
       results[idx] = result_from_json(result);
       found[idx] = rel;
     } catch (const std::exception& e) {  // nlohmann's or SweepError
-      foreign.push_back(machine::one_line(fmt::format("{} (unreadable result: {})", rel, e.what())));
+      foreign.push_back(machine::one_line(fmt::format("{} (a result this schedlab cannot read, from another build?: {})", rel, e.what())));
     }
   }
 

@@ -205,6 +205,21 @@ TEST_F(Sweep, TablesAreThoseOfAb) {
     EXPECT_EQ(merged.substr(body, 1 + tables.size()), "\n" + tables);
   }
   EXPECT_NE(merged.find("Key counters per run of CPU 0-1"), std::string::npos);
+  // --format mmtests: ab's mmtests table after each header (both significance rules).
+  for (const char* rule : {"ci", "ttest"}) {
+    ProcResult mm = sweep(std::string("merge d --format mmtests --mmtests-significance ") + rule);
+    ASSERT_EQ(mm.status, 0) << mm.err;
+    ProcResult ab = run_schedlab(std::string("ab --base '' --test IDLE_SPIN --jobs 2 --format mmtests --mmtests-significance ") +
+                                 rule + " --machine emag-32 --runs 3 -- hackbench -g 1 -l 20");
+    ASSERT_EQ(ab.status, 0) << ab.err;
+    auto h = mm.out.find("machine=emag-32 workload=hackbench ");
+    ASSERT_NE(h, std::string::npos) << mm.out;
+    auto body = mm.out.find('\n', h) + 1;
+    EXPECT_EQ(mm.out.substr(body, 1 + ab.out.size()), "\n" + ab.out) << rule;
+  }
+  ProcResult bad = sweep("merge d --format mmtest");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--format: unknown format 'mmtest'"), std::string::npos) << bad.err;
 }
 
 // Acceptance: a shard killed mid-way (SIGKILL: no clean-up) resumes, skipping the finished cells
