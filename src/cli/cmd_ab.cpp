@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/ab_tables.hpp"
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
@@ -77,6 +78,16 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
 }
 
 }  // namespace
+
+std::string ab_tables(const std::vector<report::Metric>& metrics, size_t nbench, report::Format f,
+                      const std::string& counters_cpu) {
+  // The benchmark's own metrics as full tables, then the key counters as one compact table (a
+  // row per counter).
+  std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
+  std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
+  return fmt::format("{}\n", report::render(bench, f)) +
+         counters_table(counters, f == report::Format::Markdown, counters_cpu);
+}
 
 void register_ab(CLI::App& app) {
   auto a = std::make_shared<AbArgs>();
@@ -169,16 +180,12 @@ void register_ab(CLI::App& app) {
     };
     experiment::AbResult r = experiment::run_ab(s, progress);
     auto metrics = experiment::ab_metrics(s, r);
-    // Text / markdown: the benchmark's own metrics as full tables, then the key counters as
-    // one compact table (a row per counter).
-    size_t nbench = r.base.front().metrics.size();
-    std::vector<report::Metric> bench(metrics.begin(), metrics.begin() + nbench);
-    std::vector<report::Metric> counters(metrics.begin() + nbench, metrics.end());
+    // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
     auto tables = [&](report::Format f) {
       return fmt::format("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
                          r.base.front().machine, a->idle_disable ? " idle_disable=" + *a->idle_disable : "",
                          s.runs, s.base_features, s.test_features, workload::join(s.base.command)) +
-             report::render(bench, f) + "\n" + counters_table(counters, f == report::Format::Markdown, a->counters_cpu);
+             ab_tables(metrics, r.base.front().metrics.size(), f, a->counters_cpu);
     };
     std::string out;
     if (mmtests)

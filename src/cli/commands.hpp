@@ -20,5 +20,6 @@ void register_ab(CLI::App& app);         // cmd_ab.cpp
 void register_host(CLI::App& app);       // cmd_host.cpp: host probe|calibrate|bench
 void register_validate(CLI::App& app);   // cmd_validate.cpp
 void register_reproduce(CLI::App& app);  // cmd_reproduce.cpp
+void register_sweep(CLI::App& app);      // cmd_sweep.cpp: sweep run|merge|slurm|list
 
 }  // namespace schedlab::cli

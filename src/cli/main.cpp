@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
   cli::register_host(app);
   cli::register_validate(app);
   cli::register_reproduce(app);
+  cli::register_sweep(app);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> path;
   bool had_dashes = false;

@@ -56,10 +56,14 @@ MmtestsNaming mmtests_naming(const std::vector<std::string>& command) {
 }
 
 std::string ab_mmtests(const AbSpec& spec, const AbResult& r, const report::mmtests::Options& opts) {
+  return mmtests_table(ab_metrics(spec, r), r.base.empty() ? 0 : r.base.front().metrics.size(), spec.base.command,
+                       opts);
+}
+
+std::string mmtests_table(const std::vector<report::Metric>& metrics, size_t nbench,
+                          const std::vector<std::string>& command, const report::mmtests::Options& opts) {
   namespace mm = report::mmtests;
-  const auto metrics = ab_metrics(spec, r);
-  const size_t nbench = r.base.empty() ? 0 : r.base.front().metrics.size();
-  const MmtestsNaming naming = mmtests_naming(spec.base.command);
+  const MmtestsNaming naming = mmtests_naming(command);
   std::vector<std::string> labels;
   std::vector<mm::OperationSamples> bench;
   for (size_t i = 0; i < nbench && i < metrics.size(); ++i) {

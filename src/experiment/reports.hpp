@@ -28,6 +28,10 @@ MmtestsNaming mmtests_naming(const std::vector<std::string>& command);
 // each with its own direction; hackbench's one metric under its group count). The key counters
 // are not in it (mmtests reports monitors separately): `--format text` has them.
 std::string ab_mmtests(const AbSpec& spec, const AbResult& r, const report::mmtests::Options& opts);
+// The same for metrics as ab_metrics() gives them (the first nbench the benchmark's, the sides
+// labelled as the caller wants: `schedlab sweep merge` uses its feature-set labels).
+std::string mmtests_table(const std::vector<report::Metric>& metrics, size_t nbench,
+                          const std::vector<std::string>& command, const report::mmtests::Options& opts);
 
 // The latency distributions a run's benchmark reports, as cumulative curves: schbench's wakeup
 // and request latency percentiles as it prints them (min, p50, p90, p99, p99.9, max; one curve
