@@ -202,7 +202,7 @@ void register_ab(CLI::App& app) {
     std::string html;
     if (a->html) html = experiment::ab_html(s, r, tables(report::Format::Text));
     fmt::print("{}", out);
-    std::fflush(stdout);
+    io::flush_stdout();
     if (a->html) io::write_file_atomic("--html", *a->html, html);
   }));
 }

@@ -37,7 +37,7 @@ struct HostArgs {
 };
 
 void warn_all(const std::vector<std::string>& warnings) {
-  std::fflush(stdout);
+  io::flush_stdout();
   for (auto& w : warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
 }
 

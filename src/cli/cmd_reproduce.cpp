@@ -98,7 +98,7 @@ void register_reproduce(CLI::App& app) {
     if (a->html)
       html = experiment::reproduce_html(outcomes, experiment::render_reproduce(cat, outcomes, report::Format::Text));
     fmt::print("{}", experiment::render_reproduce(cat, outcomes, *fmt_opt));
-    std::fflush(stdout);
+    io::flush_stdout();
     if (a->html) io::write_file_atomic("--html", *a->html, html);
   }));
 }

@@ -68,7 +68,7 @@ void register_run(CLI::App& app) {
     std::fflush(stderr);
     fmt::print("{}", r.report);
     fmt::print("{}", experiment::summary(r));
-    std::fflush(stdout);
+    io::flush_stdout();
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
     // Forked threads' logs are named only now: all are checked again before the first is written.
     if (!r.files.empty()) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <iostream>
+#include <system_error>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
@@ -95,16 +97,40 @@ bool is_one_of(const std::exception& e) {
 int fail(const std::string& prefix, const char* what, int status) {
   std::fflush(stdout);
   if (io::progress_line_open()) {
-    fmt::print(stderr, "\n");
+    std::fputs("\n", stderr);
     io::set_progress_line_open(false);
   }
-  fmt::print(stderr, "schedlab: {}{}\n", prefix, what);
+  // stdio, not fmt::print: a stderr that cannot be written (2>/dev/full) must not throw here.
+  std::fprintf(stderr, "schedlab: %s%s\n", prefix.c_str(), what);
   return status;
 }
+
+// What ends the process: stdout flushed and checked, then the status. A failed write to stdout
+// is an error (exit 2, as an output file that cannot be written is); a failed write to stderr
+// cannot be reported, only given as the status.
+int finish(int status) {
+  try {
+    io::flush_stdout();
+    if (std::cout.bad()) throw io::OutputError("writing standard output: Input/output error");
+  } catch (const io::OutputError& e) {
+    if (status == 0) status = fail("error: ", e.what(), 2);
+  }
+  if (io::stderr_failed() && status == 0) status = 2;
+  return status;
+}
+
+int run_main(int argc, char** argv);
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  io::guard_standard_streams();
+  return finish(run_main(argc, argv));
+}
+
+namespace {
+
+int run_main(int argc, char** argv) {
   io::install_signal_handlers();
   CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths"};
   app.require_subcommand(1);
@@ -137,6 +163,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const std::system_error& e) {
+    // fmt::print's failed write (fmt::system_error): to stdout, an error like any other write
+    // error; to stderr, only the status can say it.
+    if (std::ferror(stdout)) {
+      std::clearerr(stdout);
+      return fail("error: writing standard output: ", e.code().message().c_str(), 2);
+    }
+    if (std::ferror(stderr)) return 2;
+    return fail("internal error: ", e.what(), 1);
   } catch (const CLI::ExtrasError& e) {
     return fail("error: ", extras_message(app, path, had_dashes).c_str(), 2);
   } catch (const CLI::ParseError& e) {
@@ -155,3 +190,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

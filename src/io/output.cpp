@@ -228,6 +228,34 @@ void write_file_atomic(const std::string& flag, const std::string& path,
   f.commit();
 }
 
+void guard_standard_streams() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free descriptor is `fd`: open /dev/null the wrong way round on it.
+    int got = ::open("/dev/null", (fd == STDIN_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (got >= 0 && got != fd) {
+      ::dup2(got, fd);
+      ::close(got);
+    }
+  }
+}
+
+void flush_stdout() {
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  int e = errno;
+  if (!flush_failed && !std::ferror(stdout)) return;
+  if (e == 0) {
+    // The failing write happened earlier (fmt wrote through a full buffer): ask the descriptor.
+    ssize_t n = ::write(STDOUT_FILENO, "", 0);
+    e = n < 0 ? errno : EIO;
+  }
+  std::clearerr(stdout);
+  throw OutputError(fmt::format("writing standard output: {}", std::strerror(e)));
+}
+
+bool stderr_failed() { return std::ferror(stderr) != 0; }
+
 void install_signal_handlers() {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;

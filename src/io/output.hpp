@@ -68,6 +68,17 @@ inline void write_file_atomic(const std::string& flag, const std::string& path,
   write_file_atomic(flag, path, std::vector<std::string_view>{text});
 }
 
+// Standard output and standard error, checked. guard_standard_streams() (first thing in main)
+// puts a descriptor that fails every write (EBADF) on a closed stdin/stdout/stderr, so that no
+// file the command opens lands on descriptor 1 and a write to a closed stdout is an error, as
+// writing into /dev/full is. flush_stdout() flushes stdout and throws
+// OutputError("writing standard output: <strerror>") if any write to it failed; main() calls
+// it before it exits (help text included) and the commands call it before they write files.
+void guard_standard_streams();
+void flush_stdout();
+// Whether a write to stderr failed (then no message can be printed; the exit status says it).
+bool stderr_failed();
+
 // Installs the SIGINT/SIGTERM handlers (idempotent): remove the temporary files being
 // written, print a newline if a progress line is open, _exit(128 + signal).
 void install_signal_handlers();
