@@ -31,7 +31,7 @@ void register_run(CLI::App& app) {
   cmd->add_option_function<std::string>(
       "--seed", [args](const std::string& v) { args->spec.seed = parse_seed("--seed", v); },
       "random seed (same seed, same output)");
-  add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout)");
+  add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout, which then carries the JSON alone; the benchmark text goes to stderr)");
   add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
   add_optional(cmd, "--html", args->html,
                "write a self-contained HTML report (plots as inline SVG, the data as JSON)");
@@ -55,6 +55,12 @@ void register_run(CLI::App& app) {
     for (const auto& p : workload::parse_workload(args->spec.command, m.topo.nr_cpus())->output_paths())
       outs.push_back({"rt-app log", p, false});
     io::check_output_paths(outs);
+    // With `--json -` (or `--schedstat -`) stdout carries that file alone: the benchmark's text
+    // and the summary go to stderr.
+    const bool json_stdout = args->json == "-", schedstat_stdout = args->schedstat == "-";
+    if (json_stdout && schedstat_stdout)
+      throw UsageError("--json - and --schedstat -: only one of them can be standard output");
+    FILE* text_to = json_stdout || schedstat_stdout ? stderr : stdout;
     args->spec.trace_path = args->trace.value_or("");
     args->spec.schedstat = args->schedstat.has_value();
     experiment::RunResult r = experiment::run_one(m, args->spec);
@@ -66,8 +72,8 @@ void register_run(CLI::App& app) {
     if (args->schedstat) schedstat = experiment::schedstat_file(r);
     for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
     std::fflush(stderr);
-    fmt::print("{}", r.report);
-    fmt::print("{}", experiment::summary(r));
+    fmt::print(text_to, "{}", r.report);
+    fmt::print(text_to, "{}", experiment::summary(r));
     io::flush_stdout();
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
     // Forked threads' logs are named only now: all are checked again before the first is written.

@@ -1,6 +1,7 @@
 // Standard output and standard error are checked like any output file: a write into /dev/full
 // or onto a closed stdout is an error (one line, exit 2), never a silent exit 0.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <string>
@@ -88,4 +89,24 @@ TEST(CliStreams, AnUnwritableStderrIsTheExitStatus) {
   EXPECT_EQ(status("machines"), 0);
   // An error whose message cannot be written still exits 2.
   EXPECT_EQ(status("frobnicate"), 2);
+}
+
+// `--json -`: stdout is the JSON document alone (it parses whole); the benchmark's text and the
+// `schedlab:` summary are on stderr.
+TEST(CliStreams, JsonOnStdoutIsAllOfStdout) {
+  auto r = run_schedlab("run --machine tiny-4 --json - -- hackbench -g 1 -l 10");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 200);
+  EXPECT_NE(r.err.find("Time: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("schedlab: machine=tiny-4"), std::string::npos) << r.err;
+  auto s = run_schedlab("run --machine tiny-4 --schedstat - -- hackbench -g 1 -l 10");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out.rfind("version 17\n", 0), 0u) << s.out.substr(0, 200);
+  EXPECT_EQ(s.out.find("schedlab:"), std::string::npos);
+  auto both = run_schedlab("run --machine tiny-4 --json - --schedstat - -- hackbench -g 1 -l 10");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.out, "");
+  EXPECT_NE(both.err.find("only one of them can be standard output"), std::string::npos) << both.err;
 }
