@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <thread>
@@ -135,11 +136,12 @@ void register_ab(CLI::App& app) {
     experiment::parse_features(a->test, "--test");
     const uint64_t first_seed = parse_seed("--first-seed", a->seed);
     machine::Machine m = finish_model_options(a->spec, a->idle_disable);
+    std::vector<machine::Machine> side_machines;  // base, test: with their --base-set / --test-set
     for (const auto& [flag, sets] : {std::pair{"--base-set", a->base_sets}, std::pair{"--test-set", a->test_sets}}) {
       experiment::RunSpec side = a->spec;
       side.sets.insert(side.sets.end(), sets.begin(), sets.end());
       try {
-        finish_model_options(side, a->idle_disable);
+        side_machines.push_back(finish_model_options(side, a->idle_disable));
       } catch (const std::invalid_argument& e) {  // SpecError
         throw UsageError(fmt::format("{}: {}", flag, e.what()));
       } catch (const std::runtime_error& e) {  // machine::ProfileError
@@ -180,6 +182,28 @@ void register_ab(CLI::App& app) {
     };
     experiment::AbResult r = experiment::run_ab(s, progress);
     auto metrics = experiment::ab_metrics(s, r);
+    // A side whose runs all gave the same benchmark result: the seeds changed nothing, so its
+    // CoV is 0 and the tests compare constants. Said once per side, with the likely reason.
+    const size_t nbench = r.base.front().metrics.size();
+    for (int side = 0; side < 2; ++side) {
+      std::string same;
+      for (size_t k = 0; k < nbench && k < metrics.size(); ++k) {
+        const auto& v = metrics[k].sets[side].values;
+        if (v.size() > 1 && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }))
+          same += (same.empty() ? "" : ", ") + metrics[k].name;
+      }
+      if (same.empty()) continue;
+      const machine::Machine& sm = side_machines[side];
+      const std::string why =
+          sm.noise == machine::Noise{}
+              ? fmt::format("machine {} has no noise (noise.jitter_cov, noise.run_sigma and noise.tick_phase "
+                            "are 0), so the seeds change nothing; give a profile with noise or e.g. "
+                            "--set noise.jitter_cov=0.02",
+                            sm.name)
+              : std::string("the seeds changed nothing in this benchmark on this machine");
+      fmt::print(stderr, "schedlab: warning: ab: the {} side's {} runs gave identical {}: {}\n",
+                 side == 0 ? "base" : "test", s.runs, same, why);
+    }
     // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
     auto tables = [&](report::Format f) {
       return fmt::format("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",

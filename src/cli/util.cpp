@@ -49,7 +49,8 @@ CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<
 void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<std::string>& idle_disable) {
   cmd->add_option("--machine", spec.machine,
                   "machine profile name, path to a .toml file, or `host` (this machine's profile, written by "
-                  "`schedlab host probe|calibrate`)")
+                  "`schedlab host probe|calibrate`); the default, tiny-4, is a 4-CPU test machine without "
+                  "noise (every seed gives the same result)")
       ->capture_default_str();
   cmd->add_option("--features", spec.features,
                   "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");

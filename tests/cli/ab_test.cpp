@@ -85,3 +85,18 @@ TEST(CliAb, CountersOfOneCpu) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("schedlab: error: --counters-cpu"), std::string::npos) << bad.err;
 }
+
+// A side whose runs are all equal (tiny-4 has no noise) is said on stderr, naming the side and
+// the reason; with noise there is no such line. --help names the default machine.
+TEST(CliAb, WarnsWhenASidesSamplesAreAllEqual) {
+  auto r = run_schedlab("ab --base '' --test SM_IDLE --runs 3 --jobs 1 -- hackbench -g 1 -l 10");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("schedlab: warning: ab: the base side's 3 runs gave identical time: machine tiny-4 has no noise"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the test side's 3 runs gave identical time"), std::string::npos) << r.err;
+  auto noisy = run_schedlab("ab --test SM_IDLE --runs 3 --jobs 1 --set noise.jitter_cov=0.02 -- hackbench -g 1 -l 10");
+  ASSERT_EQ(noisy.status, 0) << noisy.err;
+  EXPECT_EQ(noisy.err.find("gave identical"), std::string::npos) << noisy.err;
+  auto help = run_schedlab("ab --help");
+  EXPECT_NE(help.out.find("the default, tiny-4, is a 4-CPU test machine without noise"), std::string::npos);
+}
