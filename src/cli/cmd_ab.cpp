@@ -40,7 +40,8 @@ std::string num(double v) {
   return fmt::format("{:.4g}", v);
 }
 
-// Key counters, one row each: AMean (CoV) per side, normalized, pct imp, KS p.
+// Key counters, one row each: AMean per side, the better direction, normalized, pct imp, KS p.
+// A neutral counter (which path ran: csd_run_idle) has no pct imp, only its normalized change.
 std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
                            const std::string& cpus) {
   std::string out;
@@ -49,13 +50,14 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
   const std::string& la = res0.sets[0].label;
   const std::string& lb = res0.sets[1].label;
   if (markdown) {
-    out += fmt::format("| counter | {} AMean | {} AMean | normalized | pct imp | KS p |\n", la, lb);
-    out += "|---|---:|---:|---:|---:|---:|\n";
+    out += fmt::format("| counter | {} AMean | {} AMean | better | normalized | pct imp | KS p |\n", la, lb);
+    out += "|---|---:|---:|---|---:|---:|---:|\n";
   } else {
-    out += cpus.empty() ? std::string("Key counters per run (lower is better):\n")
-                        : fmt::format("Key counters per run of CPU {} (lower is better):\n", cpus);
-    out += fmt::format("{:<40} {:>14} {:>14} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
-                       lb.substr(0, 14), "normalized", "pct imp", "KS p");
+    const char* how = " (better: which way is better; a neutral counter's change is no verdict)";
+    out += cpus.empty() ? fmt::format("Key counters per run{}:\n", how)
+                        : fmt::format("Key counters per run of CPU {}{}:\n", cpus, how);
+    out += fmt::format("{:<40} {:>14} {:>14} {:>7} {:>10} {:>9} {:>8}\n", "counter", la.substr(0, 14),
+                       lb.substr(0, 14), "better", "normalized", "pct imp", "KS p");
   }
   for (const auto& m : ms) {
     auto res = report::analyze(m);
@@ -65,14 +67,15 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
     double p = b.ks ? b.ks->pvalue : 1.0;
     std::string sig = p < 0.05 ? "*" : " ";
     std::string ps = p < 0.0001 ? "<0.0001" : fmt::format("{:.4f}", p);
+    const bool neutral = m.dir == report::Direction::Neutral;
+    const char* better = neutral ? "neutral" : m.dir == report::Direction::HigherIsBetter ? "higher" : "lower";
+    const std::string pct = neutral || std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp);
     if (markdown)
-      out += fmt::format("| {} | {} | {} | {} | {} | {}{} |\n", name, num(a.summary.mean),
-                         num(b.summary.mean), num(b.normalized),
-                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {}{} |\n", name, num(a.summary.mean),
+                         num(b.summary.mean), better, num(b.normalized), pct, ps, sig);
     else
-      out += fmt::format("{:<40} {:>14} {:>14} {:>10} {:>9} {:>8}{}\n", name, num(a.summary.mean),
-                         num(b.summary.mean), num(b.normalized),
-                         std::isnan(b.pct_imp) ? "-" : fmt::format("{:.2f}%", b.pct_imp), ps, sig);
+      out += fmt::format("{:<40} {:>14} {:>14} {:>7} {:>10} {:>9} {:>8}{}\n", name, num(a.summary.mean),
+                         num(b.summary.mean), better, num(b.normalized), pct, ps, sig);
   }
   if (!markdown) out += "(* = distributions differ at 5% by the two-sample KS test)\n";
   return out;

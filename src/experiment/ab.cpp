@@ -17,26 +17,33 @@ std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
     for (size_t i = 1; i < cpus.size(); ++i) c.add(r.per_cpu[cpus[i]]);
     return c;
   };
-  auto row = [&](std::string name, const char* unit, std::function<double(const CpuCounters&)> f) {
-    out.push_back({std::move(name), unit, [f, counters](const RunResult& r) { return f(counters(r)); }});
+  auto dir_of = [](unsigned show) {
+    return (show & kLower) ? stats::Direction::LowerIsBetter
+           : (show & kHigher) ? stats::Direction::HigherIsBetter
+                              : stats::Direction::Neutral;
   };
-  auto rows = [&](const char* name, const char* unit, auto member) {
+  auto row = [&](std::string name, const char* unit, std::function<double(const CpuCounters&)> f,
+                 stats::Direction dir) {
+    out.push_back({std::move(name), unit, [f, counters](const RunResult& r) { return f(counters(r)); }, dir});
+  };
+  auto rows = [&](const char* name, const char* unit, auto member, stats::Direction dir) {
     using V = std::decay_t<decltype(CpuCounters{}.*member)>;
     if constexpr (std::is_same_v<V, int64_t>) {
-      row(name, unit, [member](const CpuCounters& c) { return static_cast<double>(c.*member); });
+      row(name, unit, [member](const CpuCounters& c) { return static_cast<double>(c.*member); }, dir);
     } else if constexpr (!std::is_same_v<V, PerIdleState>) {  // (idle states: by machine)
       for (size_t i = 0; i < V{}.size(); ++i)
         row(std::string(name) + "." + array_key(V{}, static_cast<int>(i)), unit,
-            [member, i](const CpuCounters& c) { return static_cast<double>((c.*member)[i]); });
+            [member, i](const CpuCounters& c) { return static_cast<double>((c.*member)[i]); }, dir);
     }
   };
 #define SCHEDLAB_AB_STORED(name, unit, show, ...) \
-  if ((show) & kAb) rows(#name, unit, &CpuCounters::name);
+  if ((show) & kAb) rows(#name, unit, &CpuCounters::name, dir_of(show));
 #define SCHEDLAB_AB_ARRAY(name, storage, unit, show, ...) \
-  if ((show) & kAb) rows(#name, unit, &CpuCounters::name);
-#define SCHEDLAB_AB_DERIVED(name, unit, show, ...) \
-  if ((show) & kAb)                             \
-    row(#name, unit, [](const CpuCounters& c) { return static_cast<double>(derived::name(c)); });
+  if ((show) & kAb) rows(#name, unit, &CpuCounters::name, dir_of(show));
+#define SCHEDLAB_AB_DERIVED(name, unit, show, ...)                                                   \
+  if ((show) & kAb)                                                                                 \
+    row(#name, unit, [](const CpuCounters& c) { return static_cast<double>(derived::name(c)); }, \
+        dir_of(show));
   SCHEDLAB_CPU_COUNTERS(SCHEDLAB_AB_STORED, SCHEDLAB_AB_ARRAY, SCHEDLAB_AB_DERIVED)
 #undef SCHEDLAB_AB_STORED
 #undef SCHEDLAB_AB_ARRAY
@@ -50,14 +57,14 @@ std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
       std::string name = cc.name;
       row(name, cc.unit, [name](const CpuCounters& c) {
         return static_cast<double>(change_counter(c, name));
-      });
+      }, stats::Direction::Neutral);
     }
   }
   out.push_back({"kernel_time_pct", "%", [counters, cpus](const RunResult& r) {
                    double t = static_cast<double>(r.simulated_ns) *
                               (cpus.empty() ? r.nr_cpus : static_cast<int>(cpus.size()));
                    return t > 0 ? 100.0 * derived::kernel_total_ns(counters(r)) / t : 0.0;
-                 }});
+                 }, stats::Direction::LowerIsBetter});
   return out;
 }
 
@@ -147,7 +154,7 @@ std::vector<report::Metric> ab_metrics(const AbSpec& spec, const AbResult& r) {
     report::Metric m;
     m.name = c.name;
     m.unit = c.unit;
-    m.dir = report::Direction::LowerIsBetter;
+    m.dir = c.dir;
     report::SampleSet a{la, {}}, b{lb, {}};
     for (const auto& x : r.base) a.values.push_back(c.get(x));
     for (const auto& x : r.test) b.values.push_back(c.get(x));

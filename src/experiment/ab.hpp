@@ -43,6 +43,9 @@ struct CounterMetric {
   std::string name;
   std::string unit;
   std::function<double(const RunResult&)> get;
+  // From the counter's kLower / kHigher flag in SCHEDLAB_CPU_COUNTERS; a scheduler change's
+  // own counters are neutral.
+  stats::Direction dir = stats::Direction::Neutral;
 };
 std::vector<CounterMetric> ab_counters(const AbSpec& spec);
 

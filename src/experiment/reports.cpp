@@ -322,7 +322,7 @@ std::string ab_html(const AbSpec& spec, const AbResult& r, const std::string& te
     }
     doc.strip_box(m.name, m.unit, m.dir, sides);
     jm.push_back({{"name", m.name}, {"unit", m.unit},
-                  {"direction", m.dir == report::Direction::LowerIsBetter ? "lower_is_better" : "higher_is_better"},
+                  {"direction", report::direction_id(m.dir)},
                   {"sides", js}});
   }
   data["metrics"] = jm;

@@ -38,7 +38,10 @@ inline constexpr const char* kSdIdleKeys[kNumSdLevels * kNumIdleTypes] = {
 
 // Where a counter is shown besides being summed: in --json (kJson), as a row of the `ab`
 // key-counter table (kAb), on the text summary line (kSummary); 0: only in --schedstat.
-enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
+// A counter in `ab` also says which way is better: kLower (a cost: fewer IPIs, less time with
+// interrupts off), kHigher (a saving: IPIs avoided), or neither (neutral: it shows which path
+// ran, such as csd_run_idle replacing csd_run_ipi, and its change is no verdict).
+enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4, kLower = 8, kHigher = 16 };
 
 // The counters, in --json order:
 //   COUNTER(name, unit, show, meaning)           an int64 per CPU
@@ -54,7 +57,7 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   DERIVED(idle_total_ns, "ns", kJson, "time in idle states", sum_of(c.idle_ns))                  \
   ARRAY(idle_usage, PerIdleState, "count", kJson, "entries per cpuidle state (stateN/usage)")    \
   DERIVED(idle_usage_total, "count", kAb, "idle state entries", sum_of(c.idle_usage))            \
-  COUNTER(context_switches, "count", kJson | kAb | kSummary, "rq->nr_switches")                  \
+  COUNTER(context_switches, "count", kJson | kAb | kSummary | kLower, "rq->nr_switches")                  \
   COUNTER(mm_switches, "count", kJson, "switch_mm() to another address space")                   \
   COUNTER(schedule_calls, "count", kJson, "__schedule() from schedule() or preemption")          \
   COUNTER(schedule_idle_calls, "count", kJson, "__schedule() from schedule_idle()")              \
@@ -63,14 +66,14 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   COUNTER(ttwu_local, "count", kJson, "wakeups this CPU did onto itself")                        \
   COUNTER(ttwu_remote, "count", kJson, "wakeups this CPU did onto another CPU")                  \
   COUNTER(ttwu_wakelist, "count", kJson, "... queued on the target's wake list")                 \
-  ARRAY(ipi_sent, PerIpi, "count", kJson | kAb | kSummary, "IPIs sent, by kind")                 \
+  ARRAY(ipi_sent, PerIpi, "count", kJson | kAb | kSummary | kLower, "IPIs sent, by kind")                 \
   ARRAY(ipi_received, PerIpi, "count", kJson, "IPIs handled, by kind")                           \
-  COUNTER(wake_polling_no_ipi, "count", kJson | kAb | kSummary,                                  \
+  COUNTER(wake_polling_no_ipi, "count", kJson | kAb | kSummary | kHigher,                                 \
           "polling idle CPUs woken by a flag store instead of an IPI (sender)")                  \
   COUNTER(csd_run_ipi, "count", kJson | kAb, "call functions run by the call-function IPI handler") \
   COUNTER(csd_run_idle, "count", kJson | kAb,                                                    \
           "call functions run by do_idle()'s flush_smp_call_function_queue()")                   \
-  COUNTER(irqs_off_ns, "ns", kJson | kAb, "kernel work with interrupts disabled")                \
+  COUNTER(irqs_off_ns, "ns", kJson | kAb | kLower, "kernel work with interrupts disabled")                \
   COUNTER(irq_pending_ns, "ns", kJson, "time interrupts waited for interrupts to be enabled")    \
   COUNTER(cpuidle_rejected, "count", kJson,                                                      \
           "call_cpuidle() found need_resched after clearing polling (state not entered)")       \
@@ -81,19 +84,19 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4 };
   COUNTER(rd_overload_set, "count", kJson, "set_rd_overloaded(): a runqueue reached 2 tasks")    \
   COUNTER(select_idle_cpu_calls, "count", kJson, "select_idle_cpu() calls")                      \
   COUNTER(select_idle_cpu_scanned, "cpus", kJson | kSummary, "CPUs select_idle_cpu() visited")   \
-  DERIVED(select_idle_cpu_scanned_per_call, "cpus", kAb, "CPUs visited per select_idle_cpu()",   \
+  DERIVED(select_idle_cpu_scanned_per_call, "cpus", kAb | kLower, "CPUs visited per select_idle_cpu()",   \
           ratio(c.select_idle_cpu_scanned, c.select_idle_cpu_calls))                             \
   COUNTER(select_idle_cpu_found, "count", kJson, "select_idle_cpu() scans that found an idle CPU") \
   COUNTER(select_idle_cpu_scan_ns, "ns", kJson, "time select_idle_cpu() spent scanning")         \
-  DERIVED(avg_scan_cost_ns, "ns", kJson | kAb, "scan time per select_idle_cpu()",                \
+  DERIVED(avg_scan_cost_ns, "ns", kJson | kAb | kLower, "scan time per select_idle_cpu()",                \
           ratio(c.select_idle_cpu_scan_ns, c.select_idle_cpu_calls))                             \
   COUNTER(newidle_balance_calls, "count", kJson | kSummary, "sched_balance_newidle() calls")      \
   COUNTER(newidle_balance_skipped, "count", kJson,                                               \
           "... gated out (a wakeup pending, no overload, avg_idle below the cost)")              \
-  DERIVED(newidle_balance_ns, "ns", kJson | kAb, "time in newidle balance",                      \
+  DERIVED(newidle_balance_ns, "ns", kJson | kAb | kLower, "time in newidle balance",                      \
           c.kernel_ns[static_cast<int>(trace::KernelPath::NewidleBalance)])                      \
   COUNTER(newidle_balance_pulled, "count", kJson | kSummary, "tasks newidle balance pulled")     \
-  COUNTER(newidle_balance_walks, "count", kJson | kAb,                                           \
+  COUNTER(newidle_balance_walks, "count", kJson | kAb | kLower,                                           \
           "newidle balance past its gates: blocked-load update and the domain walk")             \
   COUNTER(newidle_balance_lb_count, "count", kJson,                                              \
           "sched_balance_rq(CPU_NEWLY_IDLE) per level (schedstat lb_count)")                     \

@@ -251,7 +251,9 @@ void Document::strip_box(const std::string& title, const std::string& unit, Dire
   Axis y{d0, d1, f.y0(), f.y1(), false};
   const std::string y_title = unit.empty() ? title : fmt::format("{} ({})", title, unit);
   std::string s = svg_open(id, "strip", f, title,
-                           dir == Direction::LowerIsBetter ? "lower is better" : "higher is better");
+                           dir == Direction::Neutral         ? "neutral"
+                           : dir == Direction::LowerIsBetter ? "lower is better"
+                                                             : "higher is better");
   s += y_ticks(f, y, ticks);
   const double band = (f.x1() - f.x0()) / static_cast<double>(std::max<std::size_t>(sides.size(), 1));
   for (std::size_t i = 0; i < sides.size(); ++i) {

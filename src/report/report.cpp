@@ -14,10 +14,8 @@ namespace schedlab::report {
 namespace {
 
 std::string direction_text(Direction d) {
+  if (d == Direction::Neutral) return "Neutral (neither direction is better)";
   return d == Direction::LowerIsBetter ? "Lower is better" : "Higher is better";
-}
-std::string direction_id(Direction d) {
-  return d == Direction::LowerIsBetter ? "lower_is_better" : "higher_is_better";
 }
 
 std::string fmt_p(double p) {
@@ -34,7 +32,7 @@ std::string fmt_pct(double pct) {
 std::string alpha_text(double alpha) { return fmt::format("{:g}%", alpha * 100); }
 
 std::string verdict_text(const std::string& label, const std::string& base, double pct,
-                         double p, bool significant, double alpha) {
+                         double p, bool significant, double alpha, Direction dir) {
   std::string what;
   if (std::isnan(pct))
     what = fmt::format("{} vs {}: change undefined (base mean is 0)", label, base);
@@ -44,7 +42,8 @@ std::string verdict_text(const std::string& label, const std::string& base, doub
     what = fmt::format("{} is within 0.01% of {} in mean", label, base);
   else
     what = fmt::format("{} is {:.2f}% {} than {}", label, std::fabs(pct),
-                       pct > 0 ? "better" : "worse", base);
+                       dir == Direction::Neutral ? (pct > 0 ? "higher" : "lower") : (pct > 0 ? "better" : "worse"),
+                       base);
   const std::string ptext = fmt_p(p);
   return fmt::format("{} (KS p{}{}, {} at {})", what, ptext[0] == '<' ? "" : "=", ptext,
                      significant ? "significant" : "difference not significant",
@@ -282,6 +281,11 @@ std::string render_csv(const std::vector<MetricResult>& results) {
 
 }  // namespace
 
+std::string direction_id(Direction d) {
+  if (d == Direction::Neutral) return "neutral";
+  return d == Direction::LowerIsBetter ? "lower_is_better" : "higher_is_better";
+}
+
 std::string_view to_string(Format f) {
   switch (f) {
     case Format::Text: return "text";
@@ -334,7 +338,7 @@ MetricResult analyze(const Metric& metric, const Options& opts) {
       v.pct_imp = s.pct_imp;
       v.ks_p = s.ks->pvalue;
       v.significant = v.ks_p < opts.alpha;
-      v.text = verdict_text(v.label, v.base, v.pct_imp, v.ks_p, v.significant, opts.alpha);
+      v.text = verdict_text(v.label, v.base, v.pct_imp, v.ks_p, v.significant, opts.alpha, r.dir);
       r.verdicts.push_back(std::move(v));
     }
     r.sets.push_back(std::move(s));

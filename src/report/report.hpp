@@ -14,6 +14,9 @@ namespace schedlab::report {
 
 using stats::Direction;
 
+// "lower_is_better", "higher_is_better", "neutral": the id in JSON and CSV.
+std::string direction_id(Direction d);
+
 struct SampleSet {
   std::string label;
   std::vector<double> values;

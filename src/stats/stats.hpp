@@ -61,12 +61,15 @@ Summary summarize(std::span<const double> xs, StdKind kind = StdKind::Population
 // ---------------------------------------------------------------------------------------------
 // Comparison of a value against a base value.
 
-enum class Direction { LowerIsBetter, HigherIsBetter };
+// Neutral: a count that shows which path ran (csd_run_idle, migrations), neither better nor
+// worse when it changes; its "improvement" is the signed change (value - base) / |base|.
+enum class Direction { LowerIsBetter, HigherIsBetter, Neutral };
 
 // new / base (base itself is 1.00). NaN if base == 0.
 double normalized(double base, double value);
 // Percentage improvement, positive = better:
-//   LowerIsBetter:  (base - value) / |base| * 100;   HigherIsBetter: (value - base) / |base| * 100.
+//   LowerIsBetter:  (base - value) / |base| * 100;   HigherIsBetter and Neutral (the signed
+//   change): (value - base) / |base| * 100.
 // (|base| keeps "positive = better" for negative metrics; same as / base for positive ones.)
 // NaN if base == 0.
 double pct_improvement(double base, double value, Direction dir);

@@ -1,5 +1,8 @@
 // End-to-end: `schedlab ab`.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
 
 #include "../common/process.hpp"
 
@@ -99,4 +102,28 @@ TEST(CliAb, WarnsWhenASidesSamplesAreAllEqual) {
   EXPECT_EQ(noisy.err.find("gave identical"), std::string::npos) << noisy.err;
   auto help = run_schedlab("ab --help");
   EXPECT_NE(help.out.find("the default, tiny-4, is a 4-CPU test machine without noise"), std::string::npos);
+}
+
+// Each key counter has its direction from src/kernel/counters.hpp: a cost is "lower", an IPI
+// avoided "higher", a count of which path ran "neutral" (no pct imp, and "neutral" in JSON).
+TEST(CliAb, KeyCountersHaveADirectionOrAreNeutral) {
+  auto r = run_schedlab("ab --base '' --test SM_IDLE --runs 2 --jobs 1 -- hackbench -g 1 -l 10");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto row = [&](const std::string& name) {
+    auto at = r.out.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row("csd_run_idle").find(" neutral "), std::string::npos) << row("csd_run_idle");
+  EXPECT_NE(row("migrations").find(" neutral "), std::string::npos) << row("migrations");
+  EXPECT_NE(row("context_switches").find("  lower "), std::string::npos) << row("context_switches");
+  EXPECT_NE(row("wake_polling_no_ipi").find(" higher "), std::string::npos) << row("wake_polling_no_ipi");
+  EXPECT_EQ(r.out.find("(lower is better)"), std::string::npos);
+  auto j = run_schedlab("ab --base '' --test SM_IDLE --runs 2 --jobs 1 --format json -- hackbench -g 1 -l 10");
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  std::map<std::string, std::string> dir;
+  for (const auto& m : doc.at("metrics")) dir[m.at("name")] = m.at("direction");
+  EXPECT_EQ(dir["csd_run_idle"], "neutral");
+  EXPECT_EQ(dir["ipi_sent.reschedule"], "lower_is_better");
+  EXPECT_EQ(dir["wake_polling_no_ipi"], "higher_is_better");
 }
