@@ -87,6 +87,7 @@ void run_probe(const HostArgs& a) {
 }
 
 void run_calibrate(const HostArgs& a) {
+  require_finite("--budget", a.budget_s);
   if (a.budget_s < 0 || a.budget_s > 3600)
     throw UsageError(fmt::format("--budget {} is out of range (0 = default, at most 3600 s)", a.budget_s));
   std::string out = profile_output(a);

@@ -37,6 +37,7 @@ report::Format format_for(const std::string& path) {
 }
 
 void run_validate(ValidateArgs& a) {
+  require_finite("--max-busy", a.opt.max_busy_pct);
   io::check_output_path({"--output", a.output, true});  // before any real benchmark runs
   a.opt.progress = [](int i, int n, const experiment::ValidationCase& c, const experiment::CaseResult* done) {
     if (!done) {

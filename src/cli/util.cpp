@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 #include "cli/commands.hpp"
 
@@ -38,6 +40,10 @@ uint64_t parse_seed(const std::string& flag, const std::string& v) {
   if (!digits || ec != std::errc() || ptr != v.data() + v.size())
     throw UsageError(fmt::format("{}: '{}' is not a non-negative integer", flag, v));
   return seed;
+}
+
+void require_finite(const std::string& flag, double v) {
+  if (!std::isfinite(v)) throw UsageError(fmt::format("{}: '{}' is not a finite number", flag, v));
 }
 
 CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<std::string>& target,

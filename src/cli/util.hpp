@@ -22,6 +22,10 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
 // A non-negative 64-bit integer (--seed, --first-seed); throws UsageError naming `flag`.
 uint64_t parse_seed(const std::string& flag, const std::string& v);
 
+// A floating-point option's value is finite: NaN and the infinities are a UsageError
+// ("--budget: 'nan' is not a finite number"); CLI::Range and `v < min || v > max` let NaN through.
+void require_finite(const std::string& flag, double v);
+
 // An option whose value may be given empty (`--json ""`, an error) and absent (no file).
 CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<std::string>& target,
                           const std::string& help);

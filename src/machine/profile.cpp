@@ -471,6 +471,8 @@ std::string parse_value(const std::string& text, const FieldRef& ref) {
           auto [ptr, ec] = std::from_chars(b, e, v);
           if (ec != std::errc() || ptr != e)
             return fmt::format("'{}' is not {}", text, std::is_same_v<T, int64_t> ? "an integer" : "a number");
+          if constexpr (std::is_floating_point_v<T>)
+            if (!std::isfinite(v)) return fmt::format("'{}' is not a finite number", text);
           *p = v;
         }
         return "";

@@ -171,3 +171,14 @@ TEST(CliMessages, NestedTasksetInnerWins) {
   EXPECT_GT(j["per_cpu"][1]["busy_ns"].get<int64_t>(), 0);
   for (int c : {0, 2, 3}) EXPECT_EQ(j["per_cpu"][c]["busy_ns"].get<int64_t>(), 0) << "cpu " << c;
 }
+
+// NaN and the infinities pass a plain `v < min || v > max` check: every numeric range rejects them.
+TEST(CliMessages, NanAndInfinitiesAreRejected) {
+  expect_error("host calibrate --budget nan", "--budget: 'nan' is not a finite number");
+  expect_error("host calibrate --budget inf", "--budget: 'inf' is not a finite number");
+  expect_error("validate --max-busy nan", "'nan' is not a finite number");
+  expect_error("run --machine tiny-4 --set noise.jitter_cov=nan -- hackbench -g 1 -l 1", "'nan' is not a finite number");
+  expect_error("run --machine tiny-4 --set noise.jitter_cov=inf -- hackbench -g 1 -l 1", "'inf' is not a finite number");
+  expect_error("run --machine tiny-4 --set noise.jitter_cov=-inf -- hackbench -g 1 -l 1", "'-inf' is not a finite number");
+  expect_error("run --machine tiny-4 --set change.IDLE_SPIN.max_ns=nan -- hackbench -g 1 -l 1", "'nan' is not an integer");
+}
