@@ -94,6 +94,15 @@ int write_all(int fd, std::string_view data) {
   return 0;
 }
 
+// Where the bytes of `path` end up, as shell redirection writes them: through a symbolic link
+// (the chain resolved) onto its target; the path itself otherwise.
+fs::path write_target(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return fs::path(path);
+  fs::path t = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? fs::path(path) : t;
+}
+
 std::string where(const OutputPath& o) { return fmt::format("{} '{}'", o.flag, o.path); }
 
 // An existing file that is not a regular file (a device, a pipe): written in place.
@@ -121,7 +130,7 @@ void check_output_paths(const std::vector<OutputPath>& outputs) {
       if (o.stdout_ok) continue;
       throw OutputError(fmt::format("{} -: cannot write to standard output (give a file name)", o.flag));
     }
-    const fs::path p(o.path);
+    const fs::path p = write_target(o.path);
     std::error_code ec;
     if (fs::is_directory(p, ec))
       throw OutputError(fmt::format("{}: is a directory (give a file name)", where(o)));
@@ -165,7 +174,8 @@ AtomicFile::AtomicFile(std::string flag, std::string path) : flag_(std::move(fla
     std::fflush(stdout);
     return;
   }
-  const fs::path p(path_);
+  const fs::path p = write_target(path_);
+  target_ = p.string();
   if (is_special(p)) {
     temp_ = path_;
     in_place_ = true;
@@ -178,6 +188,9 @@ AtomicFile::AtomicFile(std::string flag, std::string path) : flag_(std::move(fla
     throw OutputError(
         fmt::format("{}: cannot create a file in '{}': {}", where(o), dir.string(), std::strerror(e)));
   }
+  // An existing file keeps its permissions (a 0600 file stays 0600), as with `>`.
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::fchmod(fd_, st.st_mode & 07777);
 }
 
 AtomicFile::~AtomicFile() {
@@ -209,7 +222,7 @@ void AtomicFile::commit() {
     discard();
     throw OutputError(fmt::format("{} '{}': write failed: {}", flag_, path_, std::strerror(e)));
   }
-  if (!in_place_ && std::rename(temp_.c_str(), path_.c_str()) != 0) {
+  if (!in_place_ && std::rename(temp_.c_str(), target_.c_str()) != 0) {
     e = errno;
     discard();
     throw OutputError(fmt::format("{} '{}': cannot rename the temporary file onto it: {}", flag_, path_,

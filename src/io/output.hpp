@@ -35,7 +35,9 @@ inline void check_output_path(const OutputPath& output) { check_output_paths({ou
 
 // A file written in pieces and published whole by commit(): a temporary file in the same
 // directory, renamed over `path`. Destroyed uncommitted, or interrupted by SIGINT/SIGTERM, it
-// leaves nothing behind. An existing non-regular file (/dev/null, a pipe) is written in place,
+// leaves nothing behind. As shell redirection does, it writes through a symbolic link (the
+// link's target is replaced, the link stays) and an existing file keeps its mode (0600 stays
+// 0600). An existing non-regular file (/dev/null, a pipe) is written in place,
 // "-" is standard output. Creates no directory. Throws OutputError("<flag> '<path>': ...").
 class AtomicFile {
  public:
@@ -51,6 +53,7 @@ class AtomicFile {
  private:
   void discard();
   std::string flag_, path_, temp_;
+  std::string target_;   // path_ with symbolic links resolved: what the rename replaces
   int fd_ = -1;
   int slot_ = -1;        // signal-cleanup slot of temp_ (-1: none)
   bool in_place_ = false;
