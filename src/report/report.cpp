@@ -50,12 +50,14 @@ std::string verdict_text(const std::string& label, const std::string& base, doub
                      alpha_text(alpha));
 }
 
-// Values of one metric: fixed 4 decimals, or scientific when every mean is tiny.
+// Values of one metric in fixed decimals, as hackbench and mmtests print them: 4, or when every
+// value is below 0.01 as many as keep 4 significant digits of the largest (0.008808, not
+// 8.8075e-03), at most 12.
 struct ValueFormat {
-  bool scientific = false;
+  int decimals = 4;
   std::string operator()(double v) const {
     if (std::isnan(v)) return "-";
-    return scientific ? fmt::format("{:.4e}", v) : fmt::format("{:.4f}", v);
+    return fmt::format("{:.{}f}", v, decimals);
   }
 };
 
@@ -64,7 +66,8 @@ ValueFormat value_format_for(const MetricResult& m) {
   for (const auto& s : m.sets)
     biggest = std::max({biggest, std::fabs(s.summary.mean), std::fabs(s.summary.max),
                         std::fabs(s.summary.min)});
-  return ValueFormat{biggest != 0 && biggest < 0.01};
+  if (biggest == 0 || biggest >= 0.01 || !std::isfinite(biggest)) return ValueFormat{4};
+  return ValueFormat{std::min(12, 3 - static_cast<int>(std::floor(std::log10(biggest))))};
 }
 
 // The grid shared by the text and Markdown renderers: row label + one cell per set.
