@@ -14,6 +14,7 @@
 #include "cli/util.hpp"
 #include "experiment/ab.hpp"
 #include "experiment/reports.hpp"
+#include <nlohmann/json.hpp>
 #include "workload/options.hpp"
 #include "io/output.hpp"
 
@@ -34,10 +35,14 @@ struct AbArgs {
   std::optional<std::string> html;
   std::vector<std::string> positional;
 };
+// Fixed decimals, never scientific: integers as integers, 1 decimal from 100 up, else 4
+// significant digits (0.07018, 5.607), at most 9 decimals.
 std::string num(double v) {
   if (std::isnan(v)) return "-";
   if (std::fabs(v) >= 100) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.4g}", v);
+  if (v == std::floor(v)) return fmt::format("{}", static_cast<int64_t>(v));
+  const int decimals = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(v)))), 0, 9);
+  return fmt::format("{:.{}f}", v, decimals);
 }
 
 // Key counters, one row each: AMean per side, the better direction, normalized, pct imp, KS p.
@@ -156,6 +161,13 @@ void register_ab(CLI::App& app) {
     // names its CPUs); the benchmark's warnings are printed once, here.
     auto w = workload::parse_workload(a->spec.command, nr_cpus);
     for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
+    {
+      const kernel::Features fb = experiment::parse_features(a->base), ft = experiment::parse_features(a->test);
+      std::vector<std::string> unused = experiment::unused_change_sets(a->spec.sets, {fb, ft}, "--set");
+      for (auto& u : experiment::unused_change_sets(a->base_sets, {fb}, "--base-set")) unused.push_back(u);
+      for (auto& u : experiment::unused_change_sets(a->test_sets, {ft}, "--test-set")) unused.push_back(u);
+      for (const auto& line : unused) fmt::print(stderr, "schedlab: warning: {}\n", line);
+    }
     std::vector<int> counter_cpus;
     if (!a->counters_cpu.empty())
       counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);  // WorkloadError
@@ -208,12 +220,37 @@ void register_ab(CLI::App& app) {
                  side == 0 ? "base" : "test", s.runs, same, why);
     }
     // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
+    // Everything needed to rerun it: in the text header, and in JSON ("setup", each set's raw
+    // "samples") and CSV (setup columns and the samples on every row).
+    auto sets_text = [](const std::vector<std::string>& v) {
+      std::string o;
+      for (const auto& x : v) o += (o.empty() ? "" : " ") + x;
+      return o;
+    };
+    const std::string machine_name = r.base.front().machine;
+    const std::string command = workload::join(s.base.command);
     auto tables = [&](report::Format f) {
-      return fmt::format("# schedlab ab: machine={}{} runs={} base=\"{}\" test=\"{}\" -- {}\n\n",
-                         r.base.front().machine, a->idle_disable ? " idle_disable=" + *a->idle_disable : "",
-                         s.runs, s.base_features, s.test_features, workload::join(s.base.command)) +
+      std::string sets;
+      if (!s.base.sets.empty()) sets += fmt::format(" set=\"{}\"", sets_text(s.base.sets));
+      if (!s.base_sets.empty()) sets += fmt::format(" base_set=\"{}\"", sets_text(s.base_sets));
+      if (!s.test_sets.empty()) sets += fmt::format(" test_set=\"{}\"", sets_text(s.test_sets));
+      return fmt::format("# schedlab ab: machine={}{} runs={} first_seed={} base=\"{}\" test=\"{}\"{} -- {}\n\n",
+                         machine_name, a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
+                         s.first_seed, s.base_features, s.test_features, sets, command) +
              ab_tables(metrics, r.base.front().metrics.size(), f, a->counters_cpu);
     };
+    nlohmann::ordered_json setup;
+    setup["machine"] = machine_name;
+    setup["command"] = s.base.command;
+    setup["runs"] = s.runs;
+    setup["first_seed"] = s.first_seed;
+    std::vector<uint64_t> seeds;
+    for (int i = 0; i < s.runs; ++i) seeds.push_back(s.first_seed + static_cast<uint64_t>(i));
+    setup["seeds"] = seeds;
+    setup["idle_disable"] = s.base.idle_disable;
+    setup["set"] = s.base.sets;
+    setup["base"] = {{"features", s.base_features}, {"set", s.base_sets}};
+    setup["test"] = {{"features", s.test_features}, {"set", s.test_sets}};
     std::string out;
     if (mmtests)
       out = experiment::ab_mmtests(s, r, mm_opts);
@@ -221,8 +258,41 @@ void register_ab(CLI::App& app) {
       const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
       out = report::schedstat::perf_sched_stats(base, &test);
     }
-    else if (*fmt_opt == report::Format::Json || *fmt_opt == report::Format::Csv)
-      out = report::render(metrics, *fmt_opt);
+    else if (*fmt_opt == report::Format::Json) {
+      auto j = nlohmann::ordered_json::parse(report::render(metrics, *fmt_opt));
+      for (size_t k = 0; k < metrics.size(); ++k)
+        for (size_t i = 0; i < metrics[k].sets.size(); ++i)
+          j["metrics"][k]["sets"][i]["samples"] = metrics[k].sets[i].values;
+      nlohmann::ordered_json doc;
+      doc["schema"] = j["schema"];
+      doc["setup"] = setup;
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.key() != "schema") doc[it.key()] = it.value();
+      out = doc.dump(2) + "\n";
+    } else if (*fmt_opt == report::Format::Csv) {
+      // The comparison's columns, then the side's setup and its samples (space-separated).
+      const std::string csv = report::render(metrics, *fmt_opt);
+      auto q = [](const std::string& v) {
+        std::string o = "\"";
+        for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return o + "\"";
+      };
+      size_t pos = csv.find('\n');
+      out = csv.substr(0, pos) + ",machine,features,set,first_seed,runs,command,samples\n";
+      for (const auto& m : metrics)
+        for (size_t i = 0; i < m.sets.size(); ++i) {
+          size_t next = csv.find('\n', pos + 1);
+          std::string samples;
+          for (double v : m.sets[i].values) samples += (samples.empty() ? "" : " ") + fmt::format("{}", v);
+          std::vector<std::string> side_sets = s.base.sets;
+          const auto& extra = i == 0 ? s.base_sets : s.test_sets;
+          side_sets.insert(side_sets.end(), extra.begin(), extra.end());
+          out += csv.substr(pos + 1, next - pos - 1) +
+                 fmt::format(",{},{},{},{},{},{},{}\n", q(machine_name), q(i == 0 ? s.base_features : s.test_features),
+                             q(sets_text(side_sets)), s.first_seed, s.runs, q(command), samples);
+          pos = next;
+        }
+    }
     else
       out = tables(*fmt_opt);
     // The report is made before anything is printed (an error leaves stdout empty).

@@ -20,6 +20,7 @@
 #include "report/report.hpp"
 #include "report/samples.hpp"
 #include "report/schedstat.hpp"
+#include "util/read.hpp"
 
 namespace schedlab::cli {
 
@@ -40,20 +41,24 @@ struct CompareArgs {
 };
 
 std::string read_all(const std::string& path) {
+  auto too_big = [&] {
+    return UsageError(fmt::format("{}: larger than {}, the limit for an input file", path == "-" ? "<stdin>" : path,
+                                  util::kMaxInputText));
+  };
   if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
+    auto text = util::read_capped(std::cin);
+    if (!text) throw too_big();
+    return *text;
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw UsageError(fmt::format("{}: is a directory, not a sample file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("{}: cannot open file: {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  auto text = util::read_capped(in);
   if (in.bad()) throw UsageError(fmt::format("{}: cannot read file", path));
-  return ss.str();
+  if (!text) throw too_big();
+  return *text;
 }
 
 std::vector<double> read_sample(const std::string& path, const std::string& column) {

@@ -82,6 +82,24 @@ kernel::Features run_features(const RunSpec& spec) {
   return f;
 }
 
+std::vector<std::string> unused_change_sets(const std::vector<std::string>& sets,
+                                            const std::vector<kernel::Features>& sides, const std::string& flag) {
+  std::vector<std::string> out;
+  for (const auto& s : sets) {
+    if (!kernel::Features::is_change_set(s)) continue;
+    const std::string rest = s.substr(std::string("change.").size());
+    const std::string name = rest.substr(0, rest.find('.'));
+    const kernel::ChangeType* c = kernel::find_change(name);
+    if (!c) continue;  // an error elsewhere
+    if (std::any_of(sides.begin(), sides.end(), [&](const kernel::Features& f) { return f.change_on(c->index); }))
+      continue;
+    out.push_back(fmt::format("{} {}: scheduler change {} is off, so this value is not used (turn it on with "
+                              "--features {})",
+                              flag, s, name, name));
+  }
+  return out;
+}
+
 RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   kernel::Features f = run_features(spec);
   auto w = workload::parse_workload(spec.command, m.topo.nr_cpus());
@@ -128,6 +146,7 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   r.report = w->report();
   r.files = w->output_files();
   r.warnings = w->warnings();
+  for (auto& u : unused_change_sets(spec.sets, {f}, "--set")) r.warnings.push_back(std::move(u));
   r.metrics = w->metrics();
   r.total = k.total();
   for (int c = 0; c < k.nr_cpus(); ++c) r.per_cpu.push_back(k.rq(c).c);

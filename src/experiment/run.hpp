@@ -80,6 +80,10 @@ kernel::Features parse_features(const std::string& list, const std::string& flag
 // The run's features: spec.features plus the change tunables among spec.sets
 // (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws SpecError.
 kernel::Features run_features(const RunSpec& spec);
+// A warning for each `--set change.X.KEY=V` among `sets` whose change X is off in every one of
+// `sides` (its value would be silently unused), naming `flag` (--set, --base-set, ...).
+std::vector<std::string> unused_change_sets(const std::vector<std::string>& sets,
+                                            const std::vector<kernel::Features>& sides, const std::string& flag);
 // Runs one simulation. Throws workload::WorkloadError / machine::ProfileError / SpecError /
 // trace::TraceError / io::OutputError on bad input and DidNotFinish if the benchmark did not
 // complete within its time limit.

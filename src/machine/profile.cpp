@@ -14,6 +14,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "util/read.hpp"
 #include "machine/machine.hpp"
 #include "machine/params_table.hpp"
 #include "machine/toml_reader.hpp"
@@ -434,7 +435,12 @@ Machine load_profile(const std::string& name_or_path) {
   std::string path = name_or_path;
   if (!is_path) {
     path = (fs::path(profile_dir()) / (name_or_path + kProfileExt)).string();
-    if (!fs::exists(path)) {
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)  // a name too long for a file name
+      throw UnknownMachine(fmt::format("unknown machine '{}{}' ({} characters): {}", name_or_path.substr(0, 40),
+                                       name_or_path.size() > 40 ? "..." : "", name_or_path.size(), ec.message()));
+    if (!exists) {
       auto known = list_profiles();
       throw UnknownMachine(one_line(fmt::format("unknown machine '{}' (known in {}: {}; or give a path to a {} file)",
                                               name_or_path, profile_dir(), known.empty() ? "none" : join(known),
@@ -442,13 +448,17 @@ Machine load_profile(const std::string& name_or_path) {
     }
   }
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw ProfileError(fmt::format("{}: file not found", path));
+  if (!fs::exists(path, ec)) {
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw ProfileError(fmt::format("{}{}: {}", path.substr(0, 60), path.size() > 60 ? "..." : "", ec.message()));
+    throw ProfileError(fmt::format("{}: file not found", path));
+  }
   if (fs::is_directory(path, ec)) throw ProfileError(fmt::format("{}: is a directory, not a profile", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ProfileError(fmt::format("{}: cannot open for reading", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_profile(ss.str(), path);
+  auto text = util::read_capped(in);
+  if (!text) throw ProfileError(fmt::format("{}: larger than {}, the limit for a profile", path, util::kMaxInputText));
+  return parse_profile(*text, path);
 }
 
 // ---- command-line overrides ----------------------------------------------------------------

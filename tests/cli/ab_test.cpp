@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "../common/process.hpp"
 
@@ -126,4 +128,41 @@ TEST(CliAb, KeyCountersHaveADirectionOrAreNeutral) {
   EXPECT_EQ(dir["csd_run_idle"], "neutral");
   EXPECT_EQ(dir["ipi_sent.reschedule"], "lower_is_better");
   EXPECT_EQ(dir["wake_polling_no_ipi"], "higher_is_better");
+}
+
+// A posted table or file says everything needed to rerun it: the header has the seeds and every
+// --set; JSON and CSV carry machine, command, features and sets per side, seeds and raw samples.
+TEST(CliAb, ResultsRecordTheirSetup) {
+  const std::string args =
+      "ab --base '' --test SM_IDLE --runs 2 --jobs 1 --first-seed 7 --set noise.jitter_cov=0.02 "
+      "--base-set change.IDLE_SPIN.max_ns=0 --test-set costs.ipi_send_ns=150";
+  auto t = run_schedlab(args + " -- hackbench -g 1 -l 10");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out.rfind("# schedlab ab: machine=tiny-4 runs=2 first_seed=7 base=\"\" test=\"SM_IDLE\" "
+                        "set=\"noise.jitter_cov=0.02\" base_set=\"change.IDLE_SPIN.max_ns=0\" "
+                        "test_set=\"costs.ipi_send_ns=150\" -- hackbench -g 1 -l 10\n", 0), 0u)
+      << t.out.substr(0, 300);
+  auto j = run_schedlab(args + " --format json -- hackbench -g 1 -l 10");
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  const auto& setup = doc.at("setup");
+  EXPECT_EQ(setup.at("machine"), "tiny-4");
+  EXPECT_EQ(setup.at("command"), nlohmann::json({"hackbench", "-g", "1", "-l", "10"}));
+  EXPECT_EQ(setup.at("seeds"), nlohmann::json({7, 8}));
+  EXPECT_EQ(setup.at("set"), nlohmann::json({"noise.jitter_cov=0.02"}));
+  EXPECT_EQ(setup.at("base").at("set"), nlohmann::json({"change.IDLE_SPIN.max_ns=0"}));
+  EXPECT_EQ(setup.at("test").at("features"), "SM_IDLE");
+  EXPECT_EQ(setup.at("test").at("set"), nlohmann::json({"costs.ipi_send_ns=150"}));
+  const auto& time = doc.at("metrics").at(0);
+  EXPECT_EQ(time.at("sets").at(0).at("samples").size(), 2u);
+  std::vector<double> samples = time.at("sets").at(0).at("samples");
+  EXPECT_EQ(*std::min_element(samples.begin(), samples.end()), time.at("sets").at(0).at("min").get<double>());
+  EXPECT_EQ(*std::max_element(samples.begin(), samples.end()), time.at("sets").at(0).at("max").get<double>());
+  auto c = run_schedlab(args + " --format csv -- hackbench -g 1 -l 10");
+  ASSERT_EQ(c.status, 0) << c.err;
+  const std::string header = c.out.substr(0, c.out.find('\n'));
+  EXPECT_NE(header.find(",machine,features,set,first_seed,runs,command,samples"), std::string::npos) << header;
+  const std::string row1 = c.out.substr(header.size() + 1, c.out.find('\n', header.size() + 1) - header.size() - 1);
+  EXPECT_NE(row1.find(",\"tiny-4\",\"\",\"noise.jitter_cov=0.02 change.IDLE_SPIN.max_ns=0\",7,2,\"hackbench -g 1 -l 10\","),
+            std::string::npos) << row1;
 }

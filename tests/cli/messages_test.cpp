@@ -182,3 +182,31 @@ TEST(CliMessages, NanAndInfinitiesAreRejected) {
   expect_error("run --machine tiny-4 --set noise.jitter_cov=-inf -- hackbench -g 1 -l 1", "'-inf' is not a finite number");
   expect_error("run --machine tiny-4 --set change.IDLE_SPIN.max_ns=nan -- hackbench -g 1 -l 1", "'nan' is not an integer");
 }
+
+// A change's tunable given while the change is off would be silently unused: one warning line.
+TEST(CliMessages, SetOfAChangeThatIsOffWarns) {
+  auto r = run_schedlab("run --machine tiny-4 --set change.IDLE_SPIN.max_ns=1000 -- hackbench -g 1 -l 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("schedlab: warning: --set change.IDLE_SPIN.max_ns=1000: scheduler change IDLE_SPIN is off, "
+                       "so this value is not used (turn it on with --features IDLE_SPIN)\n"),
+            std::string::npos) << r.err;
+  auto on = run_schedlab("run --machine tiny-4 --features IDLE_SPIN --set change.IDLE_SPIN.max_ns=1000 -- hackbench -g 1 -l 1");
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_EQ(on.err.find("is off"), std::string::npos) << on.err;
+  auto ab = run_schedlab("ab --base '' --test SM_IDLE --runs 2 --jobs 1 --test-set change.IDLE_SPIN.max_ns=0 -- hackbench -g 1 -l 1");
+  ASSERT_EQ(ab.status, 0) << ab.err;
+  EXPECT_NE(ab.err.find("schedlab: warning: --test-set change.IDLE_SPIN.max_ns=0: scheduler change IDLE_SPIN is off"),
+            std::string::npos) << ab.err;
+}
+
+// Inputs have a size cap: /dev/zero and /dev/urandom read as a sample file or a profile end in
+// one clear error naming the cap, not in minutes of reading and an internal error.
+TEST(CliMessages, InputsHaveASizeCap) {
+  const std::string a = tmp("cap_a.txt");
+  { FILE* f = std::fopen(a.c_str(), "w"); std::fputs("1\n2\n", f); std::fclose(f); }
+  expect_error("compare " + a + " /dev/zero", "/dev/zero: larger than 64 MiB, the limit for an input file");
+  expect_error("compare " + a + " /dev/urandom", "/dev/urandom: larger than 64 MiB");
+  expect_error("run --machine /dev/zero -- hackbench -g 1 -l 1", "/dev/zero: larger than 64 MiB, the limit for a profile");
+  expect_error("run --machine " + std::string(300, 'x') + " -- hackbench -g 1 -l 1", "(300 characters): File name too long");
+  std::remove(a.c_str());
+}
