@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <sstream>
+
 #include "../common/process.hpp"
 
 using namespace schedlab::fixture;
@@ -91,7 +93,15 @@ TEST(CliMessages, AbChecksTheCommandLineAgainstItsMachine) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("-- ipistorm numipi=2000 single=1 offset=8 cpulist=8 wait=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Samples                         4                      4"), std::string::npos) << r.out;
+  // 4 samples a side (the column widths follow the values' fixed decimals).
+  auto at = r.out.find("\nSamples ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream samples(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  std::string word, a, b, rest;
+  samples >> word >> a >> b >> rest;
+  EXPECT_EQ(a, "4");
+  EXPECT_EQ(b, "4");
+  EXPECT_EQ(rest, "");
   expect_error("ab --machine tiny-4 --test SM_IDLE --runs 2 -- ipistorm cpulist=8", "CPU 8 is beyond the machine (4 CPUs)");
 }
 
