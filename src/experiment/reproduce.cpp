@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kernel/change.hpp"
+
 namespace schedlab::experiment {
 
 namespace {
@@ -28,10 +30,19 @@ std::string model_str(const CaseOutcome& o) {
   return fmt::format("{} (gain {:.3f})", pct_str(o.pct), o.gain);
 }
 
+// Why a case that ran did not exercise its change.
+std::string not_exercised_reason(const CaseOutcome& o) {
+  if (o.identical_sides) return "sides identical";
+  return join(o.silent_changes) + (o.silent_changes.size() == 1 ? " counters all 0" : " counters all 0 (each)");
+}
+
 std::string result_str(const CaseOutcome& o) {
   switch (o.status) {
     case CaseStatus::InBand: return "in band";
+    case CaseStatus::DirectionOnly: return "in band, direction only";
     case CaseStatus::Miss: return "miss";
+    case CaseStatus::NotExercised:
+      return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotRunnable: return "not runnable yet: needs " + join(o.c->missing);
   }
   return "?";
@@ -108,6 +119,33 @@ nlohmann::ordered_json case_json(const Case& c) {
 
 }  // namespace
 
+std::string to_string(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::InBand: return "in_band";
+    case CaseStatus::DirectionOnly: return "direction_only";
+    case CaseStatus::Miss: return "miss";
+    case CaseStatus::NotExercised: return "not_exercised";
+    case CaseStatus::NotRunnable: return "not_runnable";
+  }
+  return "?";
+}
+
+bool same_run(const RunResult& a, const RunResult& b) {
+  if (a.report != b.report || a.simulated_ns != b.simulated_ns || a.events != b.events ||
+      a.files.size() != b.files.size() || a.metrics.size() != b.metrics.size() ||
+      a.per_cpu.size() != b.per_cpu.size())
+    return false;
+  for (size_t i = 0; i < a.files.size(); ++i)
+    if (a.files[i].path != b.files[i].path || a.files[i].content != b.files[i].content) return false;
+  for (size_t i = 0; i < a.metrics.size(); ++i)
+    if (a.metrics[i].name != b.metrics[i].name || a.metrics[i].value != b.metrics[i].value) return false;
+  // Every counter, the changes' included, by its --json name (the total is their sum).
+  for (size_t c = 0; c < a.per_cpu.size(); ++c)
+    if (counters_json(a.per_cpu[c], a.idle_state_names) != counters_json(b.per_cpu[c], b.idle_state_names))
+      return false;
+  return true;
+}
+
 AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt) {
   AbSpec s;
   s.base.machine = c.machine.profile;
@@ -159,19 +197,56 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
     for (double v : m->sets[1].values) b += v;
     o.counters.push_back({m->name, m->unit, a / m->sets[0].values.size(), b / m->sets[1].values.size()});
   }
-  o.status = c.band.contains(c.published.gain(), o.gain, o.pct) ? CaseStatus::InBand : CaseStatus::Miss;
+  // Did the change act? Both sides the same run at every seed, or the changed code's counters
+  // all zero on the side that has it: then the band says nothing about the change.
+  o.identical_sides = true;
+  for (size_t i = 0; i < r.base.size() && o.identical_sides; ++i)
+    o.identical_sides = same_run(r.base[i], r.test[i]);
+  const kernel::Features fa = parse_features(spec.base_features, "base_features");
+  const kernel::Features fb = parse_features(spec.test_features, "test_features");
+  for (const kernel::ChangeType* t : kernel::change_types()) {
+    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
+    if (on_base == on_test || t->info.counters.empty()) continue;
+    ++o.changes_with_counters;
+    bool acted = false;
+    for (const RunResult& run : on_test ? r.test : r.base)
+      for (const auto& cc : t->info.counters)
+        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
+    if (!acted) o.silent_changes.push_back(t->info.name);
+  }
+  o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
+  o.direction_only = c.band.direction_only(c.published.gain());
+  o.status = !o.exercised() ? CaseStatus::NotExercised
+             : !o.band_met  ? CaseStatus::Miss
+             : o.direction_only ? CaseStatus::DirectionOnly
+                                : CaseStatus::InBand;
   return o;
 }
 
-std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
-  int in = 0, miss = 0, skip = 0;
-  for (const auto& o : outcomes) {
-    if (o.status == CaseStatus::InBand) ++in;
-    else if (o.status == CaseStatus::Miss) ++miss;
-    else ++skip;
+namespace {
+struct Counts {
+  int in = 0, direction = 0, miss = 0, idle = 0, skip = 0;
+  explicit Counts(const std::vector<CaseOutcome>& outcomes) {
+    for (const auto& o : outcomes) {
+      switch (o.status) {
+        case CaseStatus::InBand: ++in; break;
+        case CaseStatus::DirectionOnly: ++direction; break;
+        case CaseStatus::Miss: ++miss; break;
+        case CaseStatus::NotExercised: ++idle; break;
+        case CaseStatus::NotRunnable: ++skip; break;
+      }
+    }
   }
-  return fmt::format("{} of {} in band ({} ran: {} in band, {} missed; {} not runnable yet)", in, outcomes.size(),
-                     in + miss, in, miss, skip);
+  int ran() const { return in + direction + miss + idle; }
+};
+}  // namespace
+
+std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
+  Counts n(outcomes);
+  return fmt::format(
+      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised; "
+      "{} not runnable yet)",
+      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, n.skip);
 }
 
 std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f) {
@@ -180,27 +255,28 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
     nlohmann::ordered_json j;
     j["catalogue"] = catalogue_label(cat);
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    int in = 0, miss = 0, skip = 0;
     for (const auto& o : outcomes) {
       nlohmann::ordered_json cj = case_json(*o.c);
-      cj["status"] = o.status == CaseStatus::InBand ? "in_band" : o.status == CaseStatus::Miss ? "miss" : "not_runnable";
+      cj["status"] = to_string(o.status);
       if (o.status == CaseStatus::NotRunnable) {
         cj["model"] = nullptr;
-        ++skip;
       } else {
-        (o.status == CaseStatus::InBand ? in : miss)++;
         nlohmann::ordered_json counters = nlohmann::ordered_json::array();
         for (const auto& k : o.counters)
           counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
         cj["model"] = {{"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit},
                        {"higher_is_better", o.higher_is_better}, {"base_mean", o.base_mean},
                        {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
-                       {"counters", counters}};
+                       {"band_met", o.band_met}, {"direction_only", o.direction_only},
+                       {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
+                       {"silent_changes", o.silent_changes}, {"counters", counters}};
       }
       arr.push_back(cj);
     }
     j["cases"] = arr;
-    j["summary"] = {{"cases", outcomes.size()}, {"in_band", in}, {"missed", miss}, {"not_runnable", skip},
+    Counts n(outcomes);
+    j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
+                    {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip},
                     {"line", summary_line(outcomes)}};
     return j.dump(2) + "\n";
   }
@@ -230,10 +306,30 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
     }
     any = false;
     for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::InBand) continue;
+      if (o.status != CaseStatus::NotExercised) continue;
+      if (!any) out += "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing about it.\n\n";
+      any = true;
+      const Case& c = *o.c;
+      std::string why = o.identical_sides
+                            ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
+                                          "every counter)",
+                                          o.runs)
+                            : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
+                                          join(o.silent_changes), o.runs);
+      out += fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
+                         published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
+                         c.model.lacks);
+    }
+    any = false;
+    for (const auto& o : outcomes) {
+      if (o.status != CaseStatus::InBand && o.status != CaseStatus::DirectionOnly) continue;
       if (!any) out += "\n## In band\n\n";
       any = true;
-      out += fmt::format("- {}: model {} vs published {}. {}\n", o.c->name, model_str(o), published_str(*o.c),
+      std::string dir = o.status == CaseStatus::DirectionOnly
+                            ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
+                                          o.c->band.describe(o.c->published.gain()))
+                            : "";
+      out += fmt::format("- {}: model {} vs published {}.{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
                          o.c->model.lacks);
     }
     any = false;

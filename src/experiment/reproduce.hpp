@@ -11,7 +11,12 @@
 
 namespace schedlab::experiment {
 
-enum class CaseStatus { InBand, Miss, NotRunnable };
+// InBand: the band was met by a run that exercised the change. DirectionOnly: met, but the band
+// reaches gain 1.0, so any change in the published direction meets it. NotExercised: the
+// change never acted (both sides byte-identical, or the changed code's counters all zero on
+// the side that has it), whatever the band says. docs/reproduction.md, "Trivial passes".
+enum class CaseStatus { InBand, DirectionOnly, Miss, NotExercised, NotRunnable };
+std::string to_string(CaseStatus s);  // "in_band", "direction_only", "miss", ...
 
 struct CounterMeans {
   std::string name, unit;
@@ -30,7 +35,24 @@ struct CaseOutcome {
   double pct = 0;              // pct imp as the A/B table prints it (+ = better)
   double ks_p = 1;
   std::vector<CounterMeans> counters;  // the A/B key counters, mean per run
+  // Whether the change acted (CaseStatus::NotExercised when it did not):
+  bool band_met = false;        // the band's own test, before the checks below
+  bool direction_only = false;  // Band::direction_only()
+  bool identical_sides = false; // every run's output, metrics, events and counters (per CPU) the
+                                // same on both sides, seed by seed
+  // Changes on in one side only (kernel::ChangeType) whose counters are all zero on that side
+  // in every run, and how many such changes have counters at all.
+  std::vector<std::string> silent_changes;
+  int changes_with_counters = 0;
+  bool exercised() const {
+    return !identical_sides &&
+           !(changes_with_counters > 0 && static_cast<int>(silent_changes.size()) == changes_with_counters);
+  }
 };
+
+// Whether two runs (one per side, same seed) are the same run: report, files, metrics, events,
+// simulated time and every counter of every CPU. Only the feature string may differ.
+bool same_run(const RunResult& a, const RunResult& b);
 
 struct ReproduceOptions {
   int runs = 0;  // per side; 0 = each case's own
@@ -49,7 +71,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
 std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f);
 // `--list`: the cases with their source, machine, sides and whether they can run now.
 std::string render_case_list(const Catalogue& cat, const std::vector<const Case*>& cases, report::Format f);
-// "k of n in band (...)".
+// "k of n in band (r ran: k in band, d direction only, m missed, x not exercised; s not runnable yet)".
 std::string summary_line(const std::vector<CaseOutcome>& outcomes);
 
 }  // namespace schedlab::experiment

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "experiment/catalogue.hpp"
 #include "experiment/reproduce.hpp"
 #include "../common/catalogue_case.hpp"
@@ -222,7 +224,11 @@ TEST_F(CatalogueDir, ReproducesASmallCaseDeterministically) {
   EXPECT_NEAR(a.gain, a.base_mean / a.test_mean, 1e-12);
   EXPECT_EQ(a.base_mean, b.base_mean);
   EXPECT_EQ(a.test_mean, b.test_mean);
-  EXPECT_EQ(a.status, c.band.contains(c.published.gain(), a.gain, a.pct) ? CaseStatus::InBand : CaseStatus::Miss);
+  // The band (gain 2.0 within 3x) reaches gain 1.0: meeting it is the direction only.
+  ASSERT_TRUE(c.band.direction_only(c.published.gain()));
+  EXPECT_TRUE(a.exercised());
+  EXPECT_EQ(a.band_met, c.band.contains(c.published.gain(), a.gain, a.pct));
+  EXPECT_EQ(a.status, a.band_met ? CaseStatus::DirectionOnly : CaseStatus::Miss);
   // A band that cannot hold this gain makes the same result a miss.
   Case narrow = c;
   narrow.band.factor = 1.0;
@@ -233,9 +239,74 @@ TEST_F(CatalogueDir, ReproducesASmallCaseDeterministically) {
   cat.dir = dir_.string();
   std::string text = render_reproduce(cat, {a}, report::Format::Text);
   EXPECT_NE(text.find(" of 1 in band (1 ran"), std::string::npos) << text;
+  EXPECT_NE(text.find(" in band, direction only\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(", 1 in band by direction only,"), std::string::npos) << text;
   std::string md = render_reproduce(cat, {reproduce_case(narrow, one)}, report::Format::Markdown);
   EXPECT_NE(md.find("## Misses"), std::string::npos);
   EXPECT_NE(md.find("what the model lacks: nothing"), std::string::npos);
+}
+
+TEST(CatalogueBand, DirectionOnlyWhenTheIntervalReachesGainOne) {
+  Band better{BandDirection::Better, 1.5, 0, ""};
+  EXPECT_FALSE(better.direction_only(2.0));  // 1.333..3.0
+  EXPECT_TRUE(better.direction_only(1.5));   // 1.0..2.25: its lower edge is gain 1.0
+  EXPECT_TRUE(better.direction_only(1.2));
+  Band worse{BandDirection::Worse, 1.2, 0, ""};
+  EXPECT_FALSE(worse.direction_only(0.8));   // 0.667..0.96
+  EXPECT_TRUE(worse.direction_only(0.85));   // ..1.02
+  Band none{BandDirection::None, 0, 3.0, ""};
+  EXPECT_FALSE(none.direction_only(1.0));
+}
+
+// A case whose sides differ only in a cost the benchmark never pays (a pipe ping-pong has no
+// TCP) runs the same simulation twice: not exercised, whatever the band says.
+TEST_F(CatalogueDir, IdenticalSidesAreNotExercised) {
+  Case c = parse(replace(replace(kValidCase, "test_features = \"IDLE_SPIN\"", "test_features = \"\""),
+                         "runs = 2\n", "runs = 2\ntest_sets = [\"tcp_send_ns=9999\"]\n"));
+  CaseOutcome o = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_TRUE(o.identical_sides);
+  EXPECT_FALSE(o.exercised());
+  EXPECT_EQ(o.status, CaseStatus::NotExercised);
+  EXPECT_EQ(o.gain, 1.0);
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o}, report::Format::Text);
+  EXPECT_NE(text.find("not exercised: sides identical (band missed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("0 of 1 in band (1 ran: 0 in band, 0 in band by direction only, 0 missed, 1 not exercised;"),
+            std::string::npos)
+      << text;
+  std::string md = render_reproduce(cat, {o}, report::Format::Markdown);
+  EXPECT_NE(md.find("## Not exercised"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["status"], "not_exercised");
+  EXPECT_EQ(j["cases"][0]["model"]["identical_sides"], true);
+  EXPECT_EQ(j["cases"][0]["model"]["exercised"], false);
+  EXPECT_EQ(j["summary"]["not_exercised"], 1);
+  // The same sides with the change on: the runs differ and IDLE_SPIN's counters count.
+  CaseOutcome spin = reproduce_case(parse(kValidCase), ReproduceOptions{0, 1});
+  EXPECT_FALSE(spin.identical_sides);
+  EXPECT_TRUE(spin.silent_changes.empty());
+  EXPECT_EQ(spin.changes_with_counters, 1);
+  EXPECT_TRUE(spin.exercised());
+}
+
+// The test side turns on a change that has nothing to act on (SIS_NODE on a one-LLC machine:
+// no other LLC to scan) and also changes a cost, so the runs differ: the change's counters are
+// all zero, so the case is not exercised.
+TEST_F(CatalogueDir, ChangeWithAllCountersZeroIsNotExercised) {
+  Case c = parse(replace(replace(kValidCase, "test_features = \"IDLE_SPIN\"", "test_features = \"SIS_NODE\""),
+                         "runs = 2\n", "runs = 2\ntest_sets = [\"context_switch_ns=2500\"]\n"));
+  CaseOutcome o = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_FALSE(o.identical_sides);
+  EXPECT_EQ(o.changes_with_counters, 1);
+  EXPECT_EQ(o.silent_changes, (std::vector<std::string>{"SIS_NODE"}));
+  EXPECT_EQ(o.status, CaseStatus::NotExercised);
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o}, report::Format::Text);
+  EXPECT_NE(text.find("not exercised: SIS_NODE counters all 0"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["model"]["silent_changes"], nlohmann::json::array({"SIS_NODE"}));
 }
 
 TEST_F(CatalogueDir, WrongMetricIsAnErrorAtItsLine) {
