@@ -45,6 +45,12 @@ How to read the table:
   are not widened or narrowed to change a label: they were set before the model first ran.
   \`--format json\` has per case \`band_met\`, \`direction_only\`, \`exercised\`,
   \`identical_sides\` and \`silent_changes\`.
+- **Convergence** (\`schedlab reproduce --convergence\`, not used for this table: it doubles the
+  run time): each case runs again with its command's length doubled (hackbench/perf pipe \`-l\`,
+  tbench \`-t\`, netperf \`-l\`, schbench \`-r\`, ipistorm \`numipi=\`) and is *not converged* when
+  the gain moves by more than the band's tolerance (the ratio of the two gains beyond the band's
+  factor; for "none", the two changes more than its percent apart). JSON: \`simulated_s\` per case
+  always, \`convergence\` (\`command_2x\`, \`gain_2x\`, \`converged\`) with the option.
 - The model is a v6.6-v6.11-like kernel (EEVDF); threads measured on older kernels (CFS, 2021-22)
   are compared through the feature that differs only.
 

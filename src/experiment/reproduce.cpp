@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "kernel/change.hpp"
+#include "workload/workload.hpp"
 
 namespace schedlab::experiment {
 
@@ -43,6 +45,9 @@ std::string result_str(const CaseOutcome& o) {
     case CaseStatus::Miss: return "miss";
     case CaseStatus::NotExercised:
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
+    case CaseStatus::NotConverged:
+      return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
+                         o.band_met ? "met" : "missed");
     case CaseStatus::NotRunnable: return "not runnable yet: needs " + join(o.c->missing);
   }
   return "?";
@@ -125,9 +130,17 @@ std::string to_string(CaseStatus s) {
     case CaseStatus::DirectionOnly: return "direction_only";
     case CaseStatus::Miss: return "miss";
     case CaseStatus::NotExercised: return "not_exercised";
+    case CaseStatus::NotConverged: return "not_converged";
     case CaseStatus::NotRunnable: return "not_runnable";
   }
   return "?";
+}
+
+bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x) {
+  if (!std::isfinite(gain) || !std::isfinite(gain_2x) || gain <= 0 || gain_2x <= 0) return false;
+  if (b.direction == BandDirection::None) return std::fabs(pct_2x - pct) <= b.max_change_pct;
+  const double ratio = gain_2x / gain;
+  return std::max(ratio, 1 / ratio) <= b.factor;
 }
 
 bool same_run(const RunResult& a, const RunResult& b) {
@@ -169,7 +182,15 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.c = &c;
   if (!c.runnable()) return o;
   AbSpec spec = case_ab_spec(c, opt);
-  AbResult r = run_ab(spec, progress);
+  // With --convergence, progress counts the runs at both lengths.
+  std::optional<std::vector<std::string>> cmd_2x;
+  if (opt.convergence) cmd_2x = workload::scale_length(spec.base.command, 2);
+  const int passes = cmd_2x ? 2 : 1;
+  auto pass_progress = [&](int pass) -> std::function<void(int, int)> {
+    if (!progress) return nullptr;
+    return [&progress, pass, passes](int done, int total) { progress(pass * total + done, passes * total); };
+  };
+  AbResult r = run_ab(spec, pass_progress(0));
   auto metrics = ab_metrics(spec, r);
   const size_t nbench = r.base.front().metrics.size();
   auto it = std::find_if(metrics.begin(), metrics.begin() + nbench,
@@ -216,7 +237,33 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   }
   o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
   o.direction_only = c.band.direction_only(c.published.gain());
+  double sim = 0;
+  for (const auto* side : {&r.base, &r.test})
+    for (const RunResult& run : *side) sim += static_cast<double>(run.simulated_ns) * 1e-9;
+  o.simulated_s = sim / static_cast<double>(r.base.size() + r.test.size());
+  if (opt.convergence) {
+    o.convergence_checked = true;
+    if (cmd_2x) {
+      AbSpec spec2 = spec;
+      spec2.base.command = *cmd_2x;
+      o.command_2x = workload::join(*cmd_2x);
+      AbResult r2 = run_ab(spec2, pass_progress(1));
+      auto m2 = ab_metrics(spec2, r2);
+      auto it2 = std::find_if(m2.begin(), m2.begin() + nbench,
+                              [&](const report::Metric& m) { return m.name == c.model.metric; });
+      report::MetricResult res2 = report::analyze(*it2);
+      const double b2 = res2.sets[0].summary.mean, t2 = res2.sets[1].summary.mean;
+      o.gain_2x = o.higher_is_better ? t2 / b2 : b2 / t2;
+      o.pct_2x = res2.sets[1].pct_imp;
+      double sim2 = 0;
+      for (const auto* side : {&r2.base, &r2.test})
+        for (const RunResult& run : *side) sim2 += static_cast<double>(run.simulated_ns) * 1e-9;
+      o.simulated_2x_s = sim2 / static_cast<double>(r2.base.size() + r2.test.size());
+      o.converged = gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x);
+    }
+  }
   o.status = !o.exercised() ? CaseStatus::NotExercised
+             : !o.converged ? CaseStatus::NotConverged
              : !o.band_met  ? CaseStatus::Miss
              : o.direction_only ? CaseStatus::DirectionOnly
                                 : CaseStatus::InBand;
@@ -225,10 +272,13 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
 
 namespace {
 struct Counts {
-  int in = 0, direction = 0, miss = 0, idle = 0, skip = 0;
+  int in = 0, direction = 0, miss = 0, idle = 0, unconverged = 0, skip = 0;
+  bool checked = false;  // any case ran with --convergence
   explicit Counts(const std::vector<CaseOutcome>& outcomes) {
     for (const auto& o : outcomes) {
+      checked = checked || o.convergence_checked;
       switch (o.status) {
+        case CaseStatus::NotConverged: ++unconverged; break;
         case CaseStatus::InBand: ++in; break;
         case CaseStatus::DirectionOnly: ++direction; break;
         case CaseStatus::Miss: ++miss; break;
@@ -237,16 +287,17 @@ struct Counts {
       }
     }
   }
-  int ran() const { return in + direction + miss + idle; }
+  int ran() const { return in + direction + miss + idle + unconverged; }
 };
 }  // namespace
 
 std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
   Counts n(outcomes);
+  std::string conv = n.checked ? fmt::format(", {} not converged", n.unconverged) : "";
   return fmt::format(
-      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised; "
+      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised{}; "
       "{} not runnable yet)",
-      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, n.skip);
+      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, conv, n.skip);
 }
 
 std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f) {
@@ -269,15 +320,28 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
                        {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
                        {"band_met", o.band_met}, {"direction_only", o.direction_only},
                        {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
-                       {"silent_changes", o.silent_changes}, {"counters", counters}};
+                       {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
+                       {"counters", counters}};
+        if (o.convergence_checked) {
+          nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
+                                                                          : nlohmann::ordered_json(o.command_2x)}};
+          if (!o.command_2x.empty()) {
+            cv["simulated_2x_s"] = o.simulated_2x_s;
+            cv["gain_2x"] = o.gain_2x;
+            cv["pct_imp_2x"] = o.pct_2x;
+          }
+          cv["converged"] = o.command_2x.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.converged);
+          cj["model"]["convergence"] = cv;
+        }
       }
       arr.push_back(cj);
     }
     j["cases"] = arr;
     Counts n(outcomes);
     j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
-                    {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip},
-                    {"line", summary_line(outcomes)}};
+                    {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip}};
+    if (n.checked) j["summary"]["not_converged"] = n.unconverged;
+    j["summary"]["line"] = summary_line(outcomes);
     return j.dump(2) + "\n";
   }
   const bool md = f == report::Format::Markdown;
@@ -303,6 +367,19 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
                          o.base_mean, o.test_mean, o.unit, model_str(o), o.ks_p);
       out += fmt::format("- band: {} ({})\n", c.band.describe(c.published.gain()), c.band.justification);
       out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
+    }
+    any = false;
+    for (const auto& o : outcomes) {
+      if (o.status != CaseStatus::NotConverged) continue;
+      if (!any)
+        out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance: "
+               "the verdict depends on the length.\n\n";
+      any = true;
+      const Case& c = *o.c;
+      out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
+                         "({} at 1x)\n",
+                         c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
+                         o.gain_2x, c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
     }
     any = false;
     for (const auto& o : outcomes) {

@@ -2,6 +2,7 @@
 // naming the file and line; bands, gains and the not-runnable rule; a small case end to end.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -307,6 +308,54 @@ TEST_F(CatalogueDir, ChangeWithAllCountersZeroIsNotExercised) {
   EXPECT_NE(text.find("not exercised: SIS_NODE counters all 0"), std::string::npos) << text;
   auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
   EXPECT_EQ(j["cases"][0]["model"]["silent_changes"], nlohmann::json::array({"SIS_NODE"}));
+}
+
+TEST(CatalogueConvergence, GainMovesWithinTheBandsTolerance) {
+  Band better{BandDirection::Better, 1.2, 0, ""};
+  EXPECT_TRUE(gain_converged(better, 1.5, 33.3, 1.7, 41.2));   // x1.13
+  EXPECT_FALSE(gain_converged(better, 1.5, 33.3, 1.9, 47.4));  // x1.27
+  EXPECT_FALSE(gain_converged(better, 1.5, 33.3, 1.2, 16.7));  // /1.25
+  Band none{BandDirection::None, 0, 3.0, ""};
+  EXPECT_TRUE(gain_converged(none, 1.01, 1.0, 0.99, -1.0));
+  EXPECT_FALSE(gain_converged(none, 1.02, 2.0, 0.99, -1.5));
+}
+
+// --convergence runs the case again at twice its length (perf bench sched pipe -l 200 -> 400)
+// and says whether the gain stayed within the band's tolerance; the JSON records both lengths.
+TEST_F(CatalogueDir, ConvergenceRunsTwiceTheLength) {
+  Case c = parse(kValidCase);
+  ReproduceOptions opt{0, 1, true};
+  CaseOutcome o = reproduce_case(c, opt);
+  ASSERT_TRUE(o.convergence_checked);
+  EXPECT_EQ(o.command_2x, "perf bench sched pipe -l 400");
+  EXPECT_NEAR(o.simulated_2x_s, 2 * o.simulated_s, 0.2 * o.simulated_s);  // (start-up counts once)
+  EXPECT_GT(o.gain_2x, 1.0);
+  EXPECT_EQ(o.converged, gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x));
+  EXPECT_TRUE(o.converged);  // a pipe ping-pong's gain barely moves (band factor 3)
+  // A band too tight for the move makes the same runs not converged.
+  Case tight = c;
+  tight.band.factor = 1.0 + std::fabs(o.gain_2x / o.gain - 1) / 2;
+  if (o.gain_2x != o.gain) {
+    CaseOutcome t = reproduce_case(tight, opt);
+    EXPECT_FALSE(t.converged);
+    EXPECT_EQ(t.status, CaseStatus::NotConverged);
+    Catalogue cat;
+    cat.dir = dir_.string();
+    std::string text = render_reproduce(cat, {t}, report::Format::Text);
+    EXPECT_NE(text.find("not converged: gain "), std::string::npos) << text;
+    EXPECT_NE(text.find(", 1 not converged;"), std::string::npos) << text;
+  }
+  Catalogue cat;
+  cat.dir = dir_.string();
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["model"]["convergence"]["command_2x"], "perf bench sched pipe -l 400");
+  EXPECT_EQ(j["cases"][0]["model"]["convergence"]["converged"], true);
+  EXPECT_EQ(j["summary"]["not_converged"], 0);
+  // Without --convergence nothing of it is printed.
+  CaseOutcome plain = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_FALSE(plain.convergence_checked);
+  EXPECT_GT(plain.simulated_s, 0);
+  EXPECT_EQ(render_reproduce(cat, {plain}, report::Format::Text).find("converged"), std::string::npos);
 }
 
 TEST_F(CatalogueDir, WrongMetricIsAnErrorAtItsLine) {
