@@ -35,6 +35,22 @@ How to read the table:
   factor (or, for "none", a change of at most the stated percent).
 - A case that needs a scheduler change the model does not have yet is listed as not runnable;
   it becomes runnable when the feature exists (\`schedlab features\`).
+- **Trivial passes** are labelled, not counted as in band. *Not exercised*: the change never
+  acted, so the band (met or missed) says nothing about it: both sides were the same run at every
+  seed (same output, event count and every counter of every CPU: the change made no decision
+  differ), or every counter of each change that is on in one side only stayed 0 on that side
+  (its code never ran; checked only for changes that have counters). *In band, direction only*:
+  the band's interval reaches gain 1.0 (gain / factor <= 1 for better, gain x factor >= 1 for
+  worse), so any change in the published direction meets it; counted apart from in band. Bands
+  are not widened or narrowed to change a label: they were set before the model first ran.
+  \`--format json\` has per case \`band_met\`, \`direction_only\`, \`exercised\`,
+  \`identical_sides\` and \`silent_changes\`.
+- **Convergence** (\`schedlab reproduce --convergence\`, not used for this table: it doubles the
+  run time): each case runs again with its command's length doubled (hackbench/perf pipe \`-l\`,
+  tbench \`-t\`, netperf \`-l\`, schbench \`-r\`, ipistorm \`numipi=\`) and is *not converged* when
+  the gain moves by more than the band's tolerance (the ratio of the two gains beyond the band's
+  factor; for "none", the two changes more than its percent apart). JSON: \`simulated_s\` per case
+  always, \`convergence\` (\`command_2x\`, \`gain_2x\`, \`converged\`) with the option.
 - The model is a v6.6-v6.11-like kernel (EEVDF); threads measured on older kernels (CFS, 2021-22)
   are compared through the feature that differs only.
 

@@ -1,4 +1,4 @@
-// schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--format text|markdown|json]
+// schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--convergence] [--format text|markdown|json]
 //                    [--catalogue DIR] [--html FILE]
 // Runs the published-results catalogue (published/*.toml) on the model and says, per case,
 // whether the model lands in the band the case set before it was run.
@@ -22,6 +22,7 @@ struct ReproduceArgs {
   std::vector<std::string> cases;
   int runs = 0;
   int jobs = 0;
+  bool convergence = false;
   std::string format = "text";
   std::string dir;
   std::optional<std::string> html;
@@ -37,6 +38,9 @@ void register_reproduce(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "runs per side for every case (default: each case's own)")
       ->check(CLI::Range(2, 1000));
   cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")->check(CLI::Range(0, 1024));
+  cmd->add_flag("--convergence", a->convergence,
+                "also run each case at twice its length and mark it not converged when the gain moves by "
+                "more than the band's tolerance (doubles the run time)");
   cmd->add_option("--format", a->format, "text, markdown or json")->capture_default_str();
   cmd->add_option("--catalogue", a->dir, "catalogue directory (default: the source tree's published/, or "
                                          "$SCHEDLAB_PUBLISHED)");
@@ -68,6 +72,7 @@ void register_reproduce(CLI::App& app) {
     }
     experiment::ReproduceOptions opt;
     opt.runs = a->runs;
+    opt.convergence = a->convergence;
     opt.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const bool tty = isatty(2);
     std::vector<experiment::CaseOutcome> outcomes;

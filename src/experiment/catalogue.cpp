@@ -164,6 +164,13 @@ std::string Band::describe(double published_gain) const {
   return fmt::format("{}, gain {:.3f}..{:.3f}", to_string(direction), lo, hi);
 }
 
+bool Band::direction_only(double published_gain) const {
+  auto [lo, hi] = interval(published_gain);
+  if (direction == BandDirection::Better) return lo <= 1.0;
+  if (direction == BandDirection::Worse) return hi >= 1.0;
+  return false;
+}
+
 double PublishedResult::gain() const { return higher_is_better ? test / base : base / test; }
 
 double PublishedResult::pct_imp() const {

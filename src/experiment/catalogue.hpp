@@ -27,6 +27,10 @@ struct Band {
   // Whether a model result (gain = test over base performance, pct = mmtests pct imp) is in band.
   bool contains(double published_gain, double model_gain, double model_pct) const;
   std::string describe(double published_gain) const;  // "worse, gain 0.684..0.985"
+  // A better / worse band whose interval reaches gain 1.0 (gain / factor <= 1 for better,
+  // gain * factor >= 1 for worse): any change in the published direction is in it, so meeting
+  // it says the direction only.
+  bool direction_only(double published_gain) const;
 };
 std::string to_string(BandDirection d);
 

@@ -404,7 +404,7 @@ std::string reproduce_html(const std::vector<CaseOutcome>& outcomes, const std::
     b.published_gain = pub;
     b.ran = o.status != CaseStatus::NotRunnable;
     b.model_gain = o.gain;
-    b.in_band = o.status == CaseStatus::InBand;
+    b.in_band = o.status == CaseStatus::InBand || o.status == CaseStatus::DirectionOnly;
     if (c.band.direction == BandDirection::None) {
       // |pct| <= p, as a gain: higher is better pct = (g - 1) 100, lower is better (1 - 1/g) 100.
       const double p = c.band.max_change_pct / 100;
@@ -417,7 +417,12 @@ std::string reproduce_html(const std::vector<CaseOutcome>& outcomes, const std::
       if (c.band.direction == BandDirection::Worse) hi = std::min(hi, 1.0);
       b.band_lo = lo, b.band_hi = hi;
     }
-    b.note = !b.ran ? "not runnable" : b.in_band ? "in band" : "miss";
+    b.note = o.status == CaseStatus::NotRunnable    ? "not runnable"
+             : o.status == CaseStatus::NotExercised ? "not exercised"
+             : o.status == CaseStatus::NotConverged ? "not converged"
+             : o.status == CaseStatus::DirectionOnly ? "in band, direction only"
+             : b.in_band                             ? "in band"
+                                                     : "miss";
     ordered_json j = {{"case", c.name},
                       {"title", c.title},
                       {"message_id", c.source.message_id},

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "kernel/change.hpp"
+#include "workload/workload.hpp"
 
 namespace schedlab::experiment {
 
@@ -28,10 +32,22 @@ std::string model_str(const CaseOutcome& o) {
   return fmt::format("{} (gain {:.3f})", pct_str(o.pct), o.gain);
 }
 
+// Why a case that ran did not exercise its change.
+std::string not_exercised_reason(const CaseOutcome& o) {
+  if (o.identical_sides) return "sides identical";
+  return join(o.silent_changes) + (o.silent_changes.size() == 1 ? " counters all 0" : " counters all 0 (each)");
+}
+
 std::string result_str(const CaseOutcome& o) {
   switch (o.status) {
     case CaseStatus::InBand: return "in band";
+    case CaseStatus::DirectionOnly: return "in band, direction only";
     case CaseStatus::Miss: return "miss";
+    case CaseStatus::NotExercised:
+      return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
+    case CaseStatus::NotConverged:
+      return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
+                         o.band_met ? "met" : "missed");
     case CaseStatus::NotRunnable: return "not runnable yet: needs " + join(o.c->missing);
   }
   return "?";
@@ -108,6 +124,41 @@ nlohmann::ordered_json case_json(const Case& c) {
 
 }  // namespace
 
+std::string to_string(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::InBand: return "in_band";
+    case CaseStatus::DirectionOnly: return "direction_only";
+    case CaseStatus::Miss: return "miss";
+    case CaseStatus::NotExercised: return "not_exercised";
+    case CaseStatus::NotConverged: return "not_converged";
+    case CaseStatus::NotRunnable: return "not_runnable";
+  }
+  return "?";
+}
+
+bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x) {
+  if (!std::isfinite(gain) || !std::isfinite(gain_2x) || gain <= 0 || gain_2x <= 0) return false;
+  if (b.direction == BandDirection::None) return std::fabs(pct_2x - pct) <= b.max_change_pct;
+  const double ratio = gain_2x / gain;
+  return std::max(ratio, 1 / ratio) <= b.factor;
+}
+
+bool same_run(const RunResult& a, const RunResult& b) {
+  if (a.report != b.report || a.simulated_ns != b.simulated_ns || a.events != b.events ||
+      a.files.size() != b.files.size() || a.metrics.size() != b.metrics.size() ||
+      a.per_cpu.size() != b.per_cpu.size())
+    return false;
+  for (size_t i = 0; i < a.files.size(); ++i)
+    if (a.files[i].path != b.files[i].path || a.files[i].content != b.files[i].content) return false;
+  for (size_t i = 0; i < a.metrics.size(); ++i)
+    if (a.metrics[i].name != b.metrics[i].name || a.metrics[i].value != b.metrics[i].value) return false;
+  // Every counter, the changes' included, by its --json name (the total is their sum).
+  for (size_t c = 0; c < a.per_cpu.size(); ++c)
+    if (counters_json(a.per_cpu[c], a.idle_state_names) != counters_json(b.per_cpu[c], b.idle_state_names))
+      return false;
+  return true;
+}
+
 AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt) {
   AbSpec s;
   s.base.machine = c.machine.profile;
@@ -131,7 +182,15 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.c = &c;
   if (!c.runnable()) return o;
   AbSpec spec = case_ab_spec(c, opt);
-  AbResult r = run_ab(spec, progress);
+  // With --convergence, progress counts the runs at both lengths.
+  std::optional<std::vector<std::string>> cmd_2x;
+  if (opt.convergence) cmd_2x = workload::scale_length(spec.base.command, 2);
+  const int passes = cmd_2x ? 2 : 1;
+  auto pass_progress = [&](int pass) -> std::function<void(int, int)> {
+    if (!progress) return nullptr;
+    return [&progress, pass, passes](int done, int total) { progress(pass * total + done, passes * total); };
+  };
+  AbResult r = run_ab(spec, pass_progress(0));
   auto metrics = ab_metrics(spec, r);
   const size_t nbench = r.base.front().metrics.size();
   auto it = std::find_if(metrics.begin(), metrics.begin() + nbench,
@@ -159,19 +218,86 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
     for (double v : m->sets[1].values) b += v;
     o.counters.push_back({m->name, m->unit, a / m->sets[0].values.size(), b / m->sets[1].values.size()});
   }
-  o.status = c.band.contains(c.published.gain(), o.gain, o.pct) ? CaseStatus::InBand : CaseStatus::Miss;
+  // Did the change act? Both sides the same run at every seed, or the changed code's counters
+  // all zero on the side that has it: then the band says nothing about the change.
+  o.identical_sides = true;
+  for (size_t i = 0; i < r.base.size() && o.identical_sides; ++i)
+    o.identical_sides = same_run(r.base[i], r.test[i]);
+  const kernel::Features fa = parse_features(spec.base_features, "base_features");
+  const kernel::Features fb = parse_features(spec.test_features, "test_features");
+  for (const kernel::ChangeType* t : kernel::change_types()) {
+    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
+    if (on_base == on_test || t->info.counters.empty()) continue;
+    ++o.changes_with_counters;
+    bool acted = false;
+    for (const RunResult& run : on_test ? r.test : r.base)
+      for (const auto& cc : t->info.counters)
+        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
+    if (!acted) o.silent_changes.push_back(t->info.name);
+  }
+  o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
+  o.direction_only = c.band.direction_only(c.published.gain());
+  double sim = 0;
+  for (const auto* side : {&r.base, &r.test})
+    for (const RunResult& run : *side) sim += static_cast<double>(run.simulated_ns) * 1e-9;
+  o.simulated_s = sim / static_cast<double>(r.base.size() + r.test.size());
+  if (opt.convergence) {
+    o.convergence_checked = true;
+    if (cmd_2x) {
+      AbSpec spec2 = spec;
+      spec2.base.command = *cmd_2x;
+      o.command_2x = workload::join(*cmd_2x);
+      AbResult r2 = run_ab(spec2, pass_progress(1));
+      auto m2 = ab_metrics(spec2, r2);
+      auto it2 = std::find_if(m2.begin(), m2.begin() + nbench,
+                              [&](const report::Metric& m) { return m.name == c.model.metric; });
+      report::MetricResult res2 = report::analyze(*it2);
+      const double b2 = res2.sets[0].summary.mean, t2 = res2.sets[1].summary.mean;
+      o.gain_2x = o.higher_is_better ? t2 / b2 : b2 / t2;
+      o.pct_2x = res2.sets[1].pct_imp;
+      double sim2 = 0;
+      for (const auto* side : {&r2.base, &r2.test})
+        for (const RunResult& run : *side) sim2 += static_cast<double>(run.simulated_ns) * 1e-9;
+      o.simulated_2x_s = sim2 / static_cast<double>(r2.base.size() + r2.test.size());
+      o.converged = gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x);
+    }
+  }
+  o.status = !o.exercised() ? CaseStatus::NotExercised
+             : !o.converged ? CaseStatus::NotConverged
+             : !o.band_met  ? CaseStatus::Miss
+             : o.direction_only ? CaseStatus::DirectionOnly
+                                : CaseStatus::InBand;
   return o;
 }
 
-std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
-  int in = 0, miss = 0, skip = 0;
-  for (const auto& o : outcomes) {
-    if (o.status == CaseStatus::InBand) ++in;
-    else if (o.status == CaseStatus::Miss) ++miss;
-    else ++skip;
+namespace {
+struct Counts {
+  int in = 0, direction = 0, miss = 0, idle = 0, unconverged = 0, skip = 0;
+  bool checked = false;  // any case ran with --convergence
+  explicit Counts(const std::vector<CaseOutcome>& outcomes) {
+    for (const auto& o : outcomes) {
+      checked = checked || o.convergence_checked;
+      switch (o.status) {
+        case CaseStatus::NotConverged: ++unconverged; break;
+        case CaseStatus::InBand: ++in; break;
+        case CaseStatus::DirectionOnly: ++direction; break;
+        case CaseStatus::Miss: ++miss; break;
+        case CaseStatus::NotExercised: ++idle; break;
+        case CaseStatus::NotRunnable: ++skip; break;
+      }
+    }
   }
-  return fmt::format("{} of {} in band ({} ran: {} in band, {} missed; {} not runnable yet)", in, outcomes.size(),
-                     in + miss, in, miss, skip);
+  int ran() const { return in + direction + miss + idle + unconverged; }
+};
+}  // namespace
+
+std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
+  Counts n(outcomes);
+  std::string conv = n.checked ? fmt::format(", {} not converged", n.unconverged) : "";
+  return fmt::format(
+      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised{}; "
+      "{} not runnable yet)",
+      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, conv, n.skip);
 }
 
 std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f) {
@@ -180,28 +306,42 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
     nlohmann::ordered_json j;
     j["catalogue"] = catalogue_label(cat);
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    int in = 0, miss = 0, skip = 0;
     for (const auto& o : outcomes) {
       nlohmann::ordered_json cj = case_json(*o.c);
-      cj["status"] = o.status == CaseStatus::InBand ? "in_band" : o.status == CaseStatus::Miss ? "miss" : "not_runnable";
+      cj["status"] = to_string(o.status);
       if (o.status == CaseStatus::NotRunnable) {
         cj["model"] = nullptr;
-        ++skip;
       } else {
-        (o.status == CaseStatus::InBand ? in : miss)++;
         nlohmann::ordered_json counters = nlohmann::ordered_json::array();
         for (const auto& k : o.counters)
           counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
         cj["model"] = {{"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit},
                        {"higher_is_better", o.higher_is_better}, {"base_mean", o.base_mean},
                        {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
+                       {"band_met", o.band_met}, {"direction_only", o.direction_only},
+                       {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
+                       {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
                        {"counters", counters}};
+        if (o.convergence_checked) {
+          nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
+                                                                          : nlohmann::ordered_json(o.command_2x)}};
+          if (!o.command_2x.empty()) {
+            cv["simulated_2x_s"] = o.simulated_2x_s;
+            cv["gain_2x"] = o.gain_2x;
+            cv["pct_imp_2x"] = o.pct_2x;
+          }
+          cv["converged"] = o.command_2x.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.converged);
+          cj["model"]["convergence"] = cv;
+        }
       }
       arr.push_back(cj);
     }
     j["cases"] = arr;
-    j["summary"] = {{"cases", outcomes.size()}, {"in_band", in}, {"missed", miss}, {"not_runnable", skip},
-                    {"line", summary_line(outcomes)}};
+    Counts n(outcomes);
+    j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
+                    {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip}};
+    if (n.checked) j["summary"]["not_converged"] = n.unconverged;
+    j["summary"]["line"] = summary_line(outcomes);
     return j.dump(2) + "\n";
   }
   const bool md = f == report::Format::Markdown;
@@ -230,10 +370,43 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
     }
     any = false;
     for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::InBand) continue;
+      if (o.status != CaseStatus::NotConverged) continue;
+      if (!any)
+        out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance: "
+               "the verdict depends on the length.\n\n";
+      any = true;
+      const Case& c = *o.c;
+      out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
+                         "({} at 1x)\n",
+                         c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
+                         o.gain_2x, c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
+    }
+    any = false;
+    for (const auto& o : outcomes) {
+      if (o.status != CaseStatus::NotExercised) continue;
+      if (!any) out += "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing about it.\n\n";
+      any = true;
+      const Case& c = *o.c;
+      std::string why = o.identical_sides
+                            ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
+                                          "every counter)",
+                                          o.runs)
+                            : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
+                                          join(o.silent_changes), o.runs);
+      out += fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
+                         published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
+                         c.model.lacks);
+    }
+    any = false;
+    for (const auto& o : outcomes) {
+      if (o.status != CaseStatus::InBand && o.status != CaseStatus::DirectionOnly) continue;
       if (!any) out += "\n## In band\n\n";
       any = true;
-      out += fmt::format("- {}: model {} vs published {}. {}\n", o.c->name, model_str(o), published_str(*o.c),
+      std::string dir = o.status == CaseStatus::DirectionOnly
+                            ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
+                                          o.c->band.describe(o.c->published.gain()))
+                            : "";
+      out += fmt::format("- {}: model {} vs published {}.{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
                          o.c->model.lacks);
     }
     any = false;

@@ -11,7 +11,14 @@
 
 namespace schedlab::experiment {
 
-enum class CaseStatus { InBand, Miss, NotRunnable };
+// InBand: the band was met by a run that exercised the change. DirectionOnly: met, but the band
+// reaches gain 1.0, so any change in the published direction meets it. NotExercised: the
+// change never acted (both sides byte-identical, or the changed code's counters all zero on
+// the side that has it), whatever the band says. docs/reproduction.md, "Trivial passes".
+// NotConverged (--convergence only): the gain at twice the run length moved by more than the
+// band's tolerance, so the band's verdict depends on the length.
+enum class CaseStatus { InBand, DirectionOnly, Miss, NotExercised, NotConverged, NotRunnable };
+std::string to_string(CaseStatus s);  // "in_band", "direction_only", "miss", ...
 
 struct CounterMeans {
   std::string name, unit;
@@ -30,12 +37,42 @@ struct CaseOutcome {
   double pct = 0;              // pct imp as the A/B table prints it (+ = better)
   double ks_p = 1;
   std::vector<CounterMeans> counters;  // the A/B key counters, mean per run
+  // Whether the change acted (CaseStatus::NotExercised when it did not):
+  bool band_met = false;        // the band's own test, before the checks below
+  bool direction_only = false;  // Band::direction_only()
+  bool identical_sides = false; // every run's output, metrics, events and counters (per CPU) the
+                                // same on both sides, seed by seed
+  // Changes on in one side only (kernel::ChangeType) whose counters are all zero on that side
+  // in every run, and how many such changes have counters at all.
+  std::vector<std::string> silent_changes;
+  int changes_with_counters = 0;
+  double simulated_s = 0;       // simulated time of one run (mean over both sides' runs)
+  // --convergence: the same A/B with the command's run length doubled (workload::scale_length).
+  bool convergence_checked = false;
+  std::string command_2x;       // empty when the command has no length to double (rt-app)
+  double gain_2x = 0, pct_2x = 0, simulated_2x_s = 0;
+  bool converged = true;        // |gain_2x / gain| within the band's factor (none: |pct_2x - pct|
+                                // within max_change_pct)
+  bool exercised() const {
+    return !identical_sides &&
+           !(changes_with_counters > 0 && static_cast<int>(silent_changes.size()) == changes_with_counters);
+  }
 };
+
+// Whether two runs (one per side, same seed) are the same run: report, files, metrics, events,
+// simulated time and every counter of every CPU. Only the feature string may differ.
+bool same_run(const RunResult& a, const RunResult& b);
 
 struct ReproduceOptions {
   int runs = 0;  // per side; 0 = each case's own
   int jobs = 1;
+  bool convergence = false;  // also run each case at twice its length (doubles the run time)
 };
+
+// Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
+// gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
+// worse, the two pcts at most max_change_pct apart for none.
+bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
 
 // The A/B spec of a case (its machine, command, sides, runs).
 AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt);
@@ -49,7 +86,8 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
 std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f);
 // `--list`: the cases with their source, machine, sides and whether they can run now.
 std::string render_case_list(const Catalogue& cat, const std::vector<const Case*>& cases, report::Format f);
-// "k of n in band (...)".
+// "k of n in band (r ran: k in band, d direction only, m missed, x not exercised; s not runnable
+// yet)", with "c not converged" after "not exercised" when any case was checked (--convergence).
 std::string summary_line(const std::vector<CaseOutcome>& outcomes);
 
 }  // namespace schedlab::experiment

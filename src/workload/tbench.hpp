@@ -12,6 +12,9 @@ struct TbenchOptions {
   std::string server = "localhost";  // SERVER (the model is always loopback)
   int timelimit = 600;          // -t/--timelimit seconds (warm-up timelimit/5 comes first)
   std::string loadfile = "/usr/share/dbench/client.txt";  // -c (only the default is modeled)
+  // Tests only (no flag): the loadfile's per-op line counts divided by this, each op kept at
+  // least once, so that a short test passes the end of the file (and its Deltree line) many times.
+  int loadfile_divisor = 1;
   int warmup() const { return timelimit / 5; }
 };
 

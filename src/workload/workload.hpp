@@ -1,6 +1,7 @@
 // Benchmarks as task programs, parsed from the real tools' command lines.
 #pragma once
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,6 +67,12 @@ const std::vector<WorkloadInfo>& list_workloads();
 // Parses a benchmark command line (argv[0] is the tool: "hackbench", "perf", ...).
 // Throws WorkloadError.
 std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, int nr_cpus);
+
+// The command line with its run length multiplied by `factor`: hackbench -l, perf bench sched
+// pipe -l, tbench -t, netperf -l, schbench -r, ipistorm numipi= (the value scaled, or the flag
+// added at factor x the tool's default when absent); taskset prefixes kept. nullopt for a tool
+// without one length (rt-app) or a value that is not a positive integer.
+std::optional<std::vector<std::string>> scale_length(const std::vector<std::string>& argv, int factor);
 
 // --- helpers shared by the presets ---------------------------------------------------
 

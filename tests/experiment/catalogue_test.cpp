@@ -2,12 +2,15 @@
 // naming the file and line; bands, gains and the not-runnable rule; a small case end to end.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "experiment/catalogue.hpp"
 #include "experiment/reproduce.hpp"
@@ -222,7 +225,11 @@ TEST_F(CatalogueDir, ReproducesASmallCaseDeterministically) {
   EXPECT_NEAR(a.gain, a.base_mean / a.test_mean, 1e-12);
   EXPECT_EQ(a.base_mean, b.base_mean);
   EXPECT_EQ(a.test_mean, b.test_mean);
-  EXPECT_EQ(a.status, c.band.contains(c.published.gain(), a.gain, a.pct) ? CaseStatus::InBand : CaseStatus::Miss);
+  // The band (gain 2.0 within 3x) reaches gain 1.0: meeting it is the direction only.
+  ASSERT_TRUE(c.band.direction_only(c.published.gain()));
+  EXPECT_TRUE(a.exercised());
+  EXPECT_EQ(a.band_met, c.band.contains(c.published.gain(), a.gain, a.pct));
+  EXPECT_EQ(a.status, a.band_met ? CaseStatus::DirectionOnly : CaseStatus::Miss);
   // A band that cannot hold this gain makes the same result a miss.
   Case narrow = c;
   narrow.band.factor = 1.0;
@@ -233,9 +240,122 @@ TEST_F(CatalogueDir, ReproducesASmallCaseDeterministically) {
   cat.dir = dir_.string();
   std::string text = render_reproduce(cat, {a}, report::Format::Text);
   EXPECT_NE(text.find(" of 1 in band (1 ran"), std::string::npos) << text;
+  EXPECT_NE(text.find(" in band, direction only\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(", 1 in band by direction only,"), std::string::npos) << text;
   std::string md = render_reproduce(cat, {reproduce_case(narrow, one)}, report::Format::Markdown);
   EXPECT_NE(md.find("## Misses"), std::string::npos);
   EXPECT_NE(md.find("what the model lacks: nothing"), std::string::npos);
+}
+
+TEST(CatalogueBand, DirectionOnlyWhenTheIntervalReachesGainOne) {
+  Band better{BandDirection::Better, 1.5, 0, ""};
+  EXPECT_FALSE(better.direction_only(2.0));  // 1.333..3.0
+  EXPECT_TRUE(better.direction_only(1.5));   // 1.0..2.25: its lower edge is gain 1.0
+  EXPECT_TRUE(better.direction_only(1.2));
+  Band worse{BandDirection::Worse, 1.2, 0, ""};
+  EXPECT_FALSE(worse.direction_only(0.8));   // 0.667..0.96
+  EXPECT_TRUE(worse.direction_only(0.85));   // ..1.02
+  Band none{BandDirection::None, 0, 3.0, ""};
+  EXPECT_FALSE(none.direction_only(1.0));
+}
+
+// A case whose sides differ only in a cost the benchmark never pays (a pipe ping-pong has no
+// TCP) runs the same simulation twice: not exercised, whatever the band says.
+TEST_F(CatalogueDir, IdenticalSidesAreNotExercised) {
+  Case c = parse(replace(replace(kValidCase, "test_features = \"IDLE_SPIN\"", "test_features = \"\""),
+                         "runs = 2\n", "runs = 2\ntest_sets = [\"tcp_send_ns=9999\"]\n"));
+  CaseOutcome o = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_TRUE(o.identical_sides);
+  EXPECT_FALSE(o.exercised());
+  EXPECT_EQ(o.status, CaseStatus::NotExercised);
+  EXPECT_EQ(o.gain, 1.0);
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o}, report::Format::Text);
+  EXPECT_NE(text.find("not exercised: sides identical (band missed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("0 of 1 in band (1 ran: 0 in band, 0 in band by direction only, 0 missed, 1 not exercised;"),
+            std::string::npos)
+      << text;
+  std::string md = render_reproduce(cat, {o}, report::Format::Markdown);
+  EXPECT_NE(md.find("## Not exercised"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["status"], "not_exercised");
+  EXPECT_EQ(j["cases"][0]["model"]["identical_sides"], true);
+  EXPECT_EQ(j["cases"][0]["model"]["exercised"], false);
+  EXPECT_EQ(j["summary"]["not_exercised"], 1);
+  // The same sides with the change on: the runs differ and IDLE_SPIN's counters count.
+  CaseOutcome spin = reproduce_case(parse(kValidCase), ReproduceOptions{0, 1});
+  EXPECT_FALSE(spin.identical_sides);
+  EXPECT_TRUE(spin.silent_changes.empty());
+  EXPECT_EQ(spin.changes_with_counters, 1);
+  EXPECT_TRUE(spin.exercised());
+}
+
+// The test side turns on a change that has nothing to act on (SIS_NODE on a one-LLC machine:
+// no other LLC to scan) and also changes a cost, so the runs differ: the change's counters are
+// all zero, so the case is not exercised.
+TEST_F(CatalogueDir, ChangeWithAllCountersZeroIsNotExercised) {
+  Case c = parse(replace(replace(kValidCase, "test_features = \"IDLE_SPIN\"", "test_features = \"SIS_NODE\""),
+                         "runs = 2\n", "runs = 2\ntest_sets = [\"context_switch_ns=2500\"]\n"));
+  CaseOutcome o = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_FALSE(o.identical_sides);
+  EXPECT_EQ(o.changes_with_counters, 1);
+  EXPECT_EQ(o.silent_changes, (std::vector<std::string>{"SIS_NODE"}));
+  EXPECT_EQ(o.status, CaseStatus::NotExercised);
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o}, report::Format::Text);
+  EXPECT_NE(text.find("not exercised: SIS_NODE counters all 0"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["model"]["silent_changes"], nlohmann::json::array({"SIS_NODE"}));
+}
+
+TEST(CatalogueConvergence, GainMovesWithinTheBandsTolerance) {
+  Band better{BandDirection::Better, 1.2, 0, ""};
+  EXPECT_TRUE(gain_converged(better, 1.5, 33.3, 1.7, 41.2));   // x1.13
+  EXPECT_FALSE(gain_converged(better, 1.5, 33.3, 1.9, 47.4));  // x1.27
+  EXPECT_FALSE(gain_converged(better, 1.5, 33.3, 1.2, 16.7));  // /1.25
+  Band none{BandDirection::None, 0, 3.0, ""};
+  EXPECT_TRUE(gain_converged(none, 1.01, 1.0, 0.99, -1.0));
+  EXPECT_FALSE(gain_converged(none, 1.02, 2.0, 0.99, -1.5));
+}
+
+// --convergence runs the case again at twice its length (perf bench sched pipe -l 200 -> 400)
+// and says whether the gain stayed within the band's tolerance; the JSON records both lengths.
+TEST_F(CatalogueDir, ConvergenceRunsTwiceTheLength) {
+  Case c = parse(kValidCase);
+  ReproduceOptions opt{0, 1, true};
+  CaseOutcome o = reproduce_case(c, opt);
+  ASSERT_TRUE(o.convergence_checked);
+  EXPECT_EQ(o.command_2x, "perf bench sched pipe -l 400");
+  EXPECT_NEAR(o.simulated_2x_s, 2 * o.simulated_s, 0.2 * o.simulated_s);  // (start-up counts once)
+  EXPECT_GT(o.gain_2x, 1.0);
+  EXPECT_EQ(o.converged, gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x));
+  EXPECT_TRUE(o.converged);  // a pipe ping-pong's gain barely moves (band factor 3)
+  // A band too tight for the move makes the same runs not converged.
+  Case tight = c;
+  tight.band.factor = 1.0 + std::fabs(o.gain_2x / o.gain - 1) / 2;
+  if (o.gain_2x != o.gain) {
+    CaseOutcome t = reproduce_case(tight, opt);
+    EXPECT_FALSE(t.converged);
+    EXPECT_EQ(t.status, CaseStatus::NotConverged);
+    Catalogue cat;
+    cat.dir = dir_.string();
+    std::string text = render_reproduce(cat, {t}, report::Format::Text);
+    EXPECT_NE(text.find("not converged: gain "), std::string::npos) << text;
+    EXPECT_NE(text.find(", 1 not converged;"), std::string::npos) << text;
+  }
+  Catalogue cat;
+  cat.dir = dir_.string();
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["model"]["convergence"]["command_2x"], "perf bench sched pipe -l 400");
+  EXPECT_EQ(j["cases"][0]["model"]["convergence"]["converged"], true);
+  EXPECT_EQ(j["summary"]["not_converged"], 0);
+  // Without --convergence nothing of it is printed.
+  CaseOutcome plain = reproduce_case(c, ReproduceOptions{0, 1});
+  EXPECT_FALSE(plain.convergence_checked);
+  EXPECT_GT(plain.simulated_s, 0);
+  EXPECT_EQ(render_reproduce(cat, {plain}, report::Format::Text).find("converged"), std::string::npos);
 }
 
 TEST_F(CatalogueDir, WrongMetricIsAnErrorAtItsLine) {

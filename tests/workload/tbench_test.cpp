@@ -69,3 +69,59 @@ TEST(Tbench, Deterministic) {
   auto b = run_workload(fixture::test_machine(), {"tbench", "-t", "1", "3"}, "", 3);
   EXPECT_EQ(a.w->report(), b.w->report());
 }
+
+namespace {
+
+// A Tbench built from options (for the test-only loadfile_divisor), run to completion.
+wltest::Ran run_tbench(const machine::Machine& m, const workload::TbenchOptions& o) {
+  wltest::Ran r;
+  r.k = std::make_unique<kernel::Kernel>(m, kernel::Features{}, kernel::KernelOptions{1, nullptr});
+  r.w = std::make_unique<workload::Tbench>(o);
+  r.w->setup(r.k->api());
+  r.k->run(r.w->time_limit());
+  return r;
+}
+
+struct StatusLine {
+  long long lines;  // loadfile lines per client so far
+  double mbs;       // MB/sec since the end of the warm-up
+};
+
+std::vector<StatusLine> execute_lines(const std::string& rep) {
+  std::vector<StatusLine> out;
+  std::regex re(R"(\n +\d+ +(\d+) +([0-9.]+) MB/sec  execute +\d+ sec)");
+  for (auto it = std::sregex_iterator(rep.begin(), rep.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back({std::stoll((*it)[1]), std::stod((*it)[2])});
+  return out;
+}
+
+}  // namespace
+
+// dbench loops its loadfile until the time is up (child_run() rewinds it at the end): a run
+// long enough to pass the end of the file, and its Deltree line (no traffic), many times keeps
+// its pace to the end. The loadfile cut 200x (every op kept, Deltree once) and TCP costs 10x
+// make that a short test: about 20 passes in 6 simulated seconds.
+TEST(Tbench, LongRunLoopsTheLoadfileAndStaysSteady) {
+  auto m = fixture::test_machine();
+  m.costs.tcp_send_ns *= 10;
+  m.costs.tcp_recv_ns *= 10;
+  workload::TbenchOptions o;
+  o.nprocs = 1;
+  o.timelimit = 5;
+  o.loadfile_divisor = 200;
+  auto r = run_tbench(m, o);
+  ASSERT_TRUE(r.w->finished());
+  std::string rep = r.w->report();
+  auto st = execute_lines(rep);
+  ASSERT_EQ(st.size(), 4u) << rep;
+  const long long file_lines = 458344 / 200;
+  EXPECT_GT(st.back().lines, 5 * file_lines) << rep;  // the file was replayed from its start
+  // Lines per second in each interval within 3 % of the first interval's.
+  long long first = st[1].lines - st[0].lines;
+  ASSERT_GT(first, 0) << rep;
+  for (size_t i = 1; i < st.size(); ++i) {
+    long long d = st[i].lines - st[i - 1].lines;
+    EXPECT_NEAR(static_cast<double>(d), static_cast<double>(first), 0.03 * first) << "interval " << i << "\n" << rep;
+  }
+  EXPECT_NEAR(metric(*r.w, "throughput"), st.front().mbs, 0.03 * st.front().mbs) << rep;
+}
