@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/counters.hpp"
+#include "kernel/features.hpp"
+#include "machine/machine.hpp"
+#include "trace/sink.hpp"
 #include "workload/workload.hpp"
 
 namespace schedlab::experiment {
@@ -74,8 +77,8 @@ inline constexpr const char* kHostMachine = "host";
 std::string resolve_machine(const std::string& name);
 // Loads the machine (a built-in name, a .toml path, or `host`), applies --set and --idle-disable; throws machine::ProfileError.
 machine::Machine load_machine(const RunSpec& spec);
-// Parses a feature list (NAME turns on, NO_NAME off, see `schedlab features`): each item once, no
-// empty item. Throws SpecError naming `flag` (--features, --base, --test).
+// kernel::Features::parse (NAME turns on, NO_NAME off, see `schedlab features`: each item once, no
+// empty item), its FeatureError as a SpecError naming `flag` (--features, --base, --test).
 kernel::Features parse_features(const std::string& list, const std::string& flag = "--features");
 // The run's features: spec.features plus the change tunables among spec.sets
 // (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws SpecError.
