@@ -13,7 +13,13 @@
 #include "report/schedstat.hpp"
 #include "trace/writers.hpp"
 
+#ifndef SCHEDLAB_VERSION
+#error "SCHEDLAB_VERSION (CMake's PROJECT_VERSION) must be defined for the experiment layer"
+#endif
+
 namespace schedlab::experiment {
+
+const char* schedlab_version() { return SCHEDLAB_VERSION; }
 
 std::string resolve_machine(const std::string& name) {
   if (name != kHostMachine) return name;
@@ -168,7 +174,7 @@ nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
 nlohmann::ordered_json to_json(const RunResult& r) {
   using nlohmann::ordered_json;
   ordered_json j;
-  j["schedlab_version"] = "0.1.0";
+  j["schedlab_version"] = schedlab_version();
   j["machine"] = r.machine;
   j["features"] = r.features;
   j["seed"] = r.seed;

@@ -70,6 +70,10 @@ struct RunResult {
   std::vector<std::vector<SchedstatDomain>> sd;          // per CPU, lowest first (RunSpec::schedstat)
 };
 
+// The schedlab version, CMake's PROJECT_VERSION (CMakeLists.txt's project(), the one place it is
+// defined): `schedlab --version`, every JSON report's schedlab_version, sweep cell ids.
+const char* schedlab_version();
+
 // `--machine host`: the profile `schedlab host probe|calibrate` wrote (host::default_host_profile_path()).
 inline constexpr const char* kHostMachine = "host";
 // The profile name or path to load for a --machine value: `host` becomes the host profile's path
