@@ -11,10 +11,12 @@ PKGS=(
 )
 # What only `make test` needs (kept as its own list for the demo/test split): headless Chromium
 # for tests/browser, which loads the HTML reports; a one-node Slurm (slurmctld, slurmd, sbatch)
-# that tests/sweep/slurm_test.sh starts itself, in the foreground, with its own slurm.conf.
+# that tests/sweep/slurm_test.sh starts itself, in the foreground, with its own slurm.conf;
+# Universal Ctags for scripts/long-functions.sh (lint.LongFunctions).
 TEST_PKGS=(
   chromium
   slurm-wlm
+  universal-ctags
 )
 PKGS+=("${TEST_PKGS[@]}")
 missing=()

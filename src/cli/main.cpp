@@ -134,7 +134,7 @@ int run_main(int argc, char** argv) {
   io::install_signal_handlers();
   CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "schedlab 0.1.0");
+  app.set_version_flag("--version", std::string("schedlab ") + experiment::schedlab_version());
   cli::register_run(app);
   cli::register_lists(app);
   cli::register_compare(app);

@@ -5,6 +5,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "kernel/change.hpp"
+
 namespace schedlab::experiment {
 
 std::vector<CounterMetric> ab_counters(const AbSpec& spec) {

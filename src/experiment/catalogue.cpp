@@ -35,17 +35,6 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) {
-    auto b = item.find_first_not_of(' ');
-    auto e = item.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CatalogueError(fmt::format("{}: cannot open for reading", path));
@@ -111,13 +100,15 @@ BandDirection parse_direction(Reader& rd, const TableReader& t) {
 // Checks each feature name against the model; a name the model lacks must be planned.
 void check_features(Reader& rd, const std::string& where, const std::string& list,
                     const std::vector<PlannedFeature>& planned, std::vector<std::string>& missing) {
-  for (const auto& item : split_list(list)) {
-    try {
-      parse_features(item);
-      continue;
-    } catch (const std::invalid_argument&) {
-    }
+  std::vector<std::string> items;
+  try {
+    items = kernel::Features::split(list, where);
+  } catch (const kernel::FeatureError& e) {
+    rd.fail_where(where, e.what());
+  }
+  for (const auto& item : items) {
     std::string name = item.rfind("NO_", 0) == 0 ? item.substr(3) : item;
+    if (kernel::Features::known(name)) continue;
     auto it = std::find_if(planned.begin(), planned.end(),
                            [&](const PlannedFeature& p) { return p.name == name; });
     if (it == planned.end())

@@ -9,10 +9,17 @@
 #include <type_traits>
 
 #include "host/probe.hpp"
+#include "kernel/kernel.hpp"
 #include "report/schedstat.hpp"
 #include "trace/writers.hpp"
 
+#ifndef SCHEDLAB_VERSION
+#error "SCHEDLAB_VERSION (CMake's PROJECT_VERSION) must be defined for the experiment layer"
+#endif
+
 namespace schedlab::experiment {
+
+const char* schedlab_version() { return SCHEDLAB_VERSION; }
 
 std::string resolve_machine(const std::string& name) {
   if (name != kHostMachine) return name;
@@ -40,31 +47,11 @@ machine::Machine load_machine(const RunSpec& spec) {
 }
 
 kernel::Features parse_features(const std::string& list, const std::string& flag) {
-  // Checked here item by item, so that a typo such as "SM_IDLE,," or a contradiction such as
-  // "SM_IDLE,NO_SM_IDLE" is an error and not silently the last word.
-  std::vector<std::string> seen;  // feature names without NO_
-  size_t pos = 0;
-  while (!list.empty() && pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (item.empty())
-      throw SpecError(fmt::format("{} '{}': empty item in the feature list", flag, list));
-    std::string name = item.rfind("NO_", 0) == 0 ? item.substr(3) : item;
-    bool known = false;
-    for (const auto& fi : kernel::feature_table()) known = known || name == fi.name;
-    if (!known)
-      throw SpecError(fmt::format("{}: unknown feature '{}' (see `schedlab features`)", flag, item));
-    if (std::find(seen.begin(), seen.end(), name) != seen.end())
-      throw SpecError(fmt::format("{} '{}': {} is given more than once", flag, list, name));
-    seen.push_back(name);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  try {
+    return kernel::Features::parse(list, flag);
+  } catch (const kernel::FeatureError& e) {
+    throw SpecError(e.what());
   }
-  kernel::Features f;
-  f.apply(list);
-  return f;
 }
 
 RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec); }
@@ -206,7 +193,7 @@ nlohmann::ordered_json counters_json(const kernel::CpuCounters& c,
 nlohmann::ordered_json to_json(const RunResult& r) {
   using nlohmann::ordered_json;
   ordered_json j;
-  j["schedlab_version"] = "0.1.0";
+  j["schedlab_version"] = schedlab_version();
   j["machine"] = r.machine;
   j["features"] = r.features;
   j["seed"] = r.seed;

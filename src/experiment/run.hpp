@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/counters.hpp"
+#include "kernel/features.hpp"
+#include "machine/machine.hpp"
+#include "trace/sink.hpp"
 #include "workload/workload.hpp"
 
 namespace schedlab::experiment {
@@ -67,6 +70,10 @@ struct RunResult {
   std::vector<std::vector<SchedstatDomain>> sd;          // per CPU, lowest first (RunSpec::schedstat)
 };
 
+// The schedlab version, CMake's PROJECT_VERSION (CMakeLists.txt's project(), the one place it is
+// defined): `schedlab --version`, every JSON report's schedlab_version, sweep cell ids.
+const char* schedlab_version();
+
 // `--machine host`: the profile `schedlab host probe|calibrate` wrote (host::default_host_profile_path()).
 inline constexpr const char* kHostMachine = "host";
 // The profile name or path to load for a --machine value: `host` becomes the host profile's path
@@ -74,8 +81,8 @@ inline constexpr const char* kHostMachine = "host";
 std::string resolve_machine(const std::string& name);
 // Loads the machine (a built-in name, a .toml path, or `host`), applies --set and --idle-disable; throws machine::ProfileError.
 machine::Machine load_machine(const RunSpec& spec);
-// Parses a feature list (NAME turns on, NO_NAME off, see `schedlab features`): each item once, no
-// empty item. Throws SpecError naming `flag` (--features, --base, --test).
+// kernel::Features::parse (NAME turns on, NO_NAME off, see `schedlab features`: each item once, no
+// empty item), its FeatureError as a SpecError naming `flag` (--features, --base, --test).
 kernel::Features parse_features(const std::string& list, const std::string& flag = "--features");
 // The run's features: spec.features plus the change tunables among spec.sets
 // (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws SpecError.

@@ -32,9 +32,6 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t h = kFnv1a64Basis);
 // 16 lower-case hexadecimal digits.
 std::string hex64(uint64_t v);
 
-// The schedlab version cell ids are computed with (CMake's PROJECT_VERSION).
-const char* schedlab_version();
-
 // A side of the comparisons: a label from [features] and what it turns on.
 struct SweepSide {
   std::string label;

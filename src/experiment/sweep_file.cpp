@@ -17,10 +17,6 @@
 #include "workload/options.hpp"
 #include "workload/workload.hpp"
 
-#ifndef SCHEDLAB_VERSION
-#error "SCHEDLAB_VERSION (CMake's PROJECT_VERSION) must be defined for the experiment layer"
-#endif
-
 namespace schedlab::experiment {
 
 namespace fs = std::filesystem;
@@ -34,8 +30,6 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t h) {
 }
 
 std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
-
-const char* schedlab_version() { return SCHEDLAB_VERSION; }
 
 std::string SweepGroup::describe() const {
   std::string s = machine + " " + workload;

@@ -188,7 +188,7 @@ std::string render_csv(const ValidationReport& r) {
 std::string render_json(const ValidationReport& r) {
   using nlohmann::ordered_json;
   ordered_json j;
-  j["schedlab_version"] = "0.1.0";
+  j["schedlab_version"] = schedlab_version();
   j["hostname"] = r.hostname;
   j["kernel"] = r.kernel;
   j["online_cpus"] = r.nr_online_cpus;

@@ -167,8 +167,6 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
     int64_t curr_cost = 0;
     for (auto& sd : rq.sd) {
       bool go = rq.avg_idle >= curr_cost + sd.max_newidle_lb_cost;
-      for (Change* c : k.hooks(Hook::newidle_balance_domain))
-        c->on_newidle_balance_domain(rq, sd, curr_cost, go);
       if (!go) break;
       int64_t domain_cost = 0;
       rq.c.newidle_balance_lb_count++;

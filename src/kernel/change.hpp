@@ -66,17 +66,14 @@ struct ChangeInfo {
 
 // The hook points: where kernel patches change behaviour. Each is a virtual method of Change
 // named on_<hook>, documented there; adding one = a line here, a virtual, and its call site.
+// Only hooks a change uses are here (a hook no change overrides is a call site that does
+// nothing): add one with the change that needs it.
 #define SCHEDLAB_CHANGE_HOOKS(HOOK)                                                              \
   HOOK(schedule)                                                                                 \
-  HOOK(pick_task_fair)                                                                           \
   HOOK(activate_task)                                                                            \
   HOOK(ttwu_runnable)                                                                            \
-  HOOK(ttwu_queue_cond)                                                                          \
   HOOK(wakeup_preempt)                                                                           \
-  HOOK(resched_curr)                                                                             \
-  HOOK(wake_affine)                                                                              \
   HOOK(wake_affine_idle)                                                                         \
-  HOOK(select_idle_sibling)                                                                      \
   HOOK(select_idle_cpu_depth)                                                                    \
   HOOK(select_idle_cpu_candidate)                                                                \
   HOOK(select_idle_cpu_visit)                                                                    \
@@ -85,11 +82,8 @@ struct ChangeInfo {
   HOOK(cpuidle_select)                                                                           \
   HOOK(cpuidle_poll_time)                                                                        \
   HOOK(cpuidle_exit)                                                                             \
-  HOOK(do_idle_exit)                                                                             \
   HOOK(newidle_balance)                                                                          \
-  HOOK(newidle_balance_domain)                                                                   \
   HOOK(sched_tick)                                                                               \
-  HOOK(send_call_function_single_ipi)                                                            \
   HOOK(call_function_single_prep_ipi)                                                            \
   HOOK(set_nr_if_polling)                                                                        \
   HOOK(do_idle_flush)                                                                            \
@@ -131,42 +125,19 @@ class Change {
                            int64_t /*cost*/) {
     return false;
   }
-  // pick_task_fair(): pick_eevdf() chose `next` (a task of rq.cfs); the change may pick
-  // another task of rq.cfs.
-  virtual void on_pick_task_fair(Rq& /*rq*/, Task*& /*next*/) {}
   // activate_task(): p was enqueued on rq and counted in nr_running.
   virtual void on_activate_task(Rq& /*rq*/, Task* /*p*/) {}
   // ttwu_runnable(): p was woken while still on its runqueue (now TASK_RUNNING); `cost` is the
   // waker's work so far.
   virtual void on_ttwu_runnable(int /*this_cpu*/, Task* /*p*/, int64_t /*cost*/) {}
-  // ttwu_queue_cond(): whether the wakeup of a task onto `cpu` goes through its wake list.
-  virtual void on_ttwu_queue_cond(int /*this_cpu*/, int /*cpu*/, bool& /*wakelist*/) {}
   // wakeup_preempt(): p was enqueued on rq; return true to decide whether it preempts
   // rq->curr (`preempt`), instead of the class rules.
   virtual bool on_wakeup_preempt(Rq& /*rq*/, Task* /*p*/, bool& /*preempt*/) { return false; }
-  // resched_curr() on another CPU, not yet flagged: return true if the change delivered the
-  // reschedule itself (set need_resched, scheduled its effect), `cost` the sender's work.
-  virtual bool on_resched_curr(int /*this_cpu*/, Rq& /*target*/, int64_t /*offset*/,
-                               int64_t& /*cost*/) {
-    return false;
-  }
-  // wake_affine() (fair.cpp): return true to choose `target` (this_cpu or prev_cpu) instead
-  // of WA_IDLE / WA_WEIGHT; charge what it reads to `cost`.
-  virtual bool on_wake_affine(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/, Task* /*p*/,
-                              int& /*target*/, int64_t& /*cost*/) {
-    return false;
-  }
   // wake_affine_idle() (WA_IDLE) found neither CPU idle and no sync wakeup onto a CPU running
   // only the waker: the change may set `target` to this_cpu or prev_cpu (it stays -1 for none,
   // then WA_WEIGHT decides).
   virtual void on_wake_affine_idle(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/,
                                    int& /*target*/, int64_t& /*cost*/) {}
-  // select_idle_sibling(), on entry: return true to place p on `target` at once (a CPU p is
-  // allowed on).
-  virtual bool on_select_idle_sibling(int /*this_cpu*/, Task* /*p*/, int /*prev*/, int& /*target*/,
-                                      int64_t& /*cost*/) {
-    return false;
-  }
   // select_idle_cpu() once SIS_UTIL has bounded the scan to `nr` (nr_idle_scan + 1 > 1; only
   // while the LLC has no idle core), before the scan: return true to return `cpu` at once.
   virtual bool on_select_idle_cpu_depth(Rq& /*this_rq*/, Task* /*p*/, int /*target*/, int /*nr*/,
@@ -193,23 +164,11 @@ class Change {
   // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup);
   // returns extra exit work.
   virtual int64_t on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) { return 0; }
-  // do_idle_exit(): need_resched is set, the CPU leaves the idle loop (before the call queue
-  // is flushed and schedule_idle()); returns work charged as an idle exit step.
-  virtual int64_t on_do_idle_exit(Rq& /*rq*/) { return 0; }
   // sched_balance_newidle(): the built-in gates (overload, avg_idle vs the lowest domain's
   // cost) said `balance`; the change may veto or force it.
   virtual void on_newidle_balance(Rq& /*rq*/, bool& /*balance*/) {}
-  // sched_balance_newidle()'s walk: whether to balance domain `sd` after `curr_cost` ns.
-  virtual void on_newidle_balance_domain(Rq& /*rq*/, const SchedDomain& /*sd*/,
-                                         int64_t /*curr_cost*/, bool& /*balance*/) {}
   // sched_tick(): returns extra tick work.
   virtual int64_t on_sched_tick(Rq& /*rq*/) { return 0; }
-  // send_call_function_single_ipi(): return true if the change kicked `to` itself (IPI or
-  // polling flag), `cost` the sender's work.
-  virtual bool on_send_call_function_single_ipi(int /*from*/, int /*to*/, int64_t /*offset*/,
-                                                int64_t& /*cost*/) {
-    return false;
-  }
   // send_call_function_single_ipi() -> call_function_single_prep_ipi(), the csd queued first on
   // `to`: whether to try set_nr_if_polling() on its idle task before sending the IPI
   // (`try_polling`, default false: the IPI is sent; CSD_POLL_KICK sets it).

@@ -275,17 +275,11 @@ int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
 
 // ttwu_queue_cond(): use the wake list when the target does not share our LLC, or shares it and
 // has nothing running (since v6.0).
-static bool ttwu_queue_cond_core(const Kernel& k, int this_cpu, int cpu) {
+bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
   if (!k.f.on(Feature::TTWU_QUEUE)) return false;
   if (cpu == this_cpu) return false;
   if (!k.topo.share_llc(cpu, this_cpu)) return true;
   return k.rqs[cpu].nr_running == 0;
-}
-bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
-  bool wakelist = ttwu_queue_cond_core(k, this_cpu, cpu);
-  for (Change* ch : k.hooks(Hook::ttwu_queue_cond))
-    ch->on_ttwu_queue_cond(this_cpu, cpu, wakelist);
-  return wakelist;
 }
 
 int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
@@ -344,9 +338,6 @@ int64_t resched_curr(Kernel& k, int this_cpu, Rq& t, int64_t offset) {
     t.need_resched = true;
     return 0;
   }
-  int64_t cost = 0;
-  for (Change* ch : k.hooks(Hook::resched_curr))
-    if (ch->on_resched_curr(this_cpu, t, offset, cost)) return cost;
   if (t.polling) {
     t.need_resched = true;
     wake_polling_idle(k, this_cpu, t, offset);

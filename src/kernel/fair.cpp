@@ -99,10 +99,9 @@ void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
 
 void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
 
-Task* pick_task_fair(Kernel& k, Rq& rq) {
+Task* pick_task_fair(Kernel&, Rq& rq) {
   if (rq.cfs.empty()) return nullptr;
   Task* next = pick_eevdf(rq);
-  for (Change* c : k.hooks(Hook::pick_task_fair)) c->on_pick_task_fair(rq, next);
   rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
   return next;
 }
@@ -180,8 +179,6 @@ bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
   cost += k.remote_read(this_cpu, prev_cpu);
   int target = -1;
-  for (Change* c : k.hooks(Hook::wake_affine))
-    if (c->on_wake_affine(this_cpu, prev_cpu, sync, p, target, cost)) return target;
   if (k.f.on(Feature::WA_IDLE)) {
     bool share = k.topo.share_llc(this_cpu, prev_cpu);
     if (available_idle_cpu(k, this_cpu) && share)
@@ -241,8 +238,6 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
 // shortcut.
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
   const CpuTopology& topo = k.topo;
-  for (Change* c : k.hooks(Hook::select_idle_sibling))
-    if (c->on_select_idle_sibling(this_cpu, p, prev, target, cost)) return target;
   cost += k.remote_read(this_cpu, target);
   if (available_idle_cpu(k, target) && p->allowed_on(target)) return target;
   bool prev_share = topo.share_llc(prev, target);

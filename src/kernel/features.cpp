@@ -1,7 +1,8 @@
 #include "kernel/features.hpp"
 
+#include <algorithm>
 #include <charconv>
-#include <sstream>
+#include <utility>
 #include <stdexcept>
 
 #include "kernel/change.hpp"
@@ -32,33 +33,68 @@ Features::Features() {
   }
 }
 
-void Features::apply(const std::string& list) {
-  std::stringstream ss(list);
-  std::string item;
-  const std::vector<FeatureInfo> table = feature_table();
-  while (std::getline(ss, item, ',')) {
+namespace {
+
+// Calls fn(item) for each item of a feature list, in order, trimmed; an empty item throws.
+template <class Fn>
+void for_each_item(const std::string& list, const std::string& flag, Fn&& fn) {
+  if (list.empty()) return;
+  for (size_t pos = 0;;) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     while (!item.empty() && item.front() == ' ') item.erase(item.begin());
     while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (item.empty()) continue;
-    bool value = true;
-    std::string name = item;
-    if (name.rfind("NO_", 0) == 0) {
-      value = false;
-      name = name.substr(3);
-    }
-    bool found = false;
-    for (size_t i = 0; i < table.size(); ++i) {
-      if (name != table[i].name) continue;
-      if (table[i].change < 0)
-        set(static_cast<Feature>(i), value);
-      else
-        set_change(table[i].change, value);
-      found = true;
-    }
-    if (!found)
-      throw std::invalid_argument("--features: unknown feature '" + item +
-                                  "' (see `schedlab features`)");
+    if (item.empty()) throw FeatureError(flag + " '" + list + "': empty item in the feature list");
+    fn(item);
+    if (comma == std::string::npos) return;
+    pos = comma + 1;
   }
+}
+
+}  // namespace
+
+std::vector<std::string> Features::split(const std::string& list, const std::string& flag) {
+  std::vector<std::string> items;
+  for_each_item(list, flag, [&](const std::string& item) { items.push_back(item); });
+  return items;
+}
+
+bool Features::known(const std::string& name) {
+  for (const FeatureInfo& fi : feature_table())
+    if (name == fi.name) return true;
+  return false;
+}
+
+void Features::apply(const std::string& list, const std::string& flag) {
+  // Every item is checked before anything changes, so that a typo such as "SM_IDLE,," or a
+  // contradiction such as "SM_IDLE,NO_SM_IDLE" is an error and not silently the last word.
+  const std::vector<FeatureInfo> table = feature_table();
+  std::vector<std::pair<size_t, bool>> settings;  // table row, value
+  std::vector<std::string> seen;                  // names without NO_
+  for_each_item(list, flag, [&](const std::string& item) {
+    const bool value = item.rfind("NO_", 0) != 0;
+    const std::string name = value ? item : item.substr(3);
+    size_t row = 0;
+    while (row < table.size() && name != table[row].name) ++row;
+    if (row == table.size())
+      throw FeatureError(flag + ": unknown feature '" + item + "' (see `schedlab features`)");
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw FeatureError(flag + " '" + list + "': " + name + " is given more than once");
+    seen.push_back(name);
+    settings.emplace_back(row, value);
+  });
+  for (const auto& [row, value] : settings) {
+    if (table[row].change < 0)
+      set(static_cast<Feature>(row), value);
+    else
+      set_change(table[row].change, value);
+  }
+}
+
+Features Features::parse(const std::string& list, const std::string& flag) {
+  Features f;
+  f.apply(list, flag);
+  return f;
 }
 
 std::string Features::describe() const {

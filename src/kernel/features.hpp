@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ struct FeatureInfo {
 // Core features in SCHEDLAB_FEATURES order, then the changes by name.
 std::vector<FeatureInfo> feature_table();
 
+// A feature list that does not parse: one line naming the flag (--features, --base, --test, a
+// sweep's or catalogue's key) and the item.
+class FeatureError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 class Features {
  public:
   Features();  // kernel defaults, every change at its default and its tunables' defaults
@@ -49,9 +57,19 @@ class Features {
   void set(Feature f, bool v) { bits_[static_cast<int>(f)] = v; }
   bool change_on(int change) const { return changes_[change]; }
   void set_change(int change, bool v) { changes_[change] = v; }
-  // Applies a comma-separated list: NAME turns on, NO_NAME turns off; "" changes nothing.
-  // Throws std::invalid_argument("--features: unknown feature 'X' (see `schedlab features`)").
-  void apply(const std::string& list);
+  // The one feature-list parser. A list is comma-separated items, spaces around an item
+  // ignored; NAME turns a feature or change on, NO_NAME turns it off; "" changes nothing.
+  // Strict: an empty item ("SM_IDLE,,", ",SM_IDLE"), an unknown name, or a feature given twice
+  // ("SM_IDLE,NO_SM_IDLE") throws FeatureError naming `flag` and the item, e.g.
+  // "--features: unknown feature 'X' (see `schedlab features`)".
+  void apply(const std::string& list, const std::string& flag = "--features");
+  // The kernel defaults with `list` applied.
+  static Features parse(const std::string& list, const std::string& flag = "--features");
+  // The list's items, trimmed, in order; "" has none. An empty item throws FeatureError naming
+  // `flag` and the list.
+  static std::vector<std::string> split(const std::string& list, const std::string& flag = "--features");
+  // Is `name` (without NO_) a core feature or a registered change?
+  static bool known(const std::string& name);
   // The features that differ from the defaults, as a --features string ("" if none).
   std::string describe() const;
 

@@ -115,7 +115,6 @@ void do_idle_loop(Kernel& k, Rq& rq) {
 void do_idle_exit(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   int64_t c = k.cost(k.m.costs.tick_nohz_idle_exit_ns);
-  for (Change* ch : k.hooks(Hook::do_idle_exit)) c += ch->on_do_idle_exit(rq);
   if (k.tick_sched[rq.cpu].tick_stopped) {
     c += k.cost(k.m.costs.nohz_restart_tick_ns);
     tick_nohz_idle_restart_tick(k, rq.cpu);

@@ -65,9 +65,6 @@ static bool try_polling(Kernel& k, int from, int to) {
 // task's flags (a line transfer); polling: a cmpxchg sets the flag (another transfer) and no IPI
 // is sent (CSD_POLL_KICK, b2a02fc43a1f); otherwise the ICR write.
 int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset) {
-  int64_t cost = 0;
-  for (Change* c : k.hooks(Hook::send_call_function_single_ipi))
-    if (c->on_send_call_function_single_ipi(from, to, offset, cost)) return cost;
   if (!try_polling(k, from, to)) return send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset);
   Rq& t = k.rqs[to];
   int64_t c = k.remote_read(from, to);

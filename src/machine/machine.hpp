@@ -58,85 +58,171 @@ struct IdleState {
   bool is_poll() const { return name == kPollStateName; }
 };
 
-// Named costs, all in nanoseconds unless the name says otherwise. Each field is also a TOML
-// key under [costs]; params() lists them with units, bounds and meaning.
+// The settable parameters of a machine, defined once each, in the three tables below: one row
+// per field of Costs, Tunables and Noise, expanded into the struct's field (with its default)
+// here and into params() (machine/params.cpp), which drives the profile loader, `--set`,
+// validate() and to_toml(). A new parameter is one row here and nothing else.
+//   COST(name, type, default, unit, min, max, help)
+//   TUNABLE(name, type, default, unit, min, max, choices, help)
+//   NOISE(name, type, default, unit, min, max, optional, help)
+// name is also the TOML key inside [costs], [tunables] or [noise]; min and max are validation
+// bounds (the named constants are params.cpp's), not defaults; choices (kHzChoices) are the only
+// accepted values, kAnyValue if any in range is; optional (kOptional) fields may be left out of
+// a profile, and then their default applies.
+
+// Named costs, all in nanoseconds unless the unit says otherwise.
+#define SCHEDLAB_COSTS(COST)                                                                                  \
+  COST(context_switch_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "context_switch(): switch_to between tasks of one mm (threads)")                                       \
+  COST(switch_mm_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                         \
+       "switch_mm(): extra cost when the next task has another mm (CR3, TLB)")                                \
+  COST(schedule_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "__schedule() fixed part: rq lock, clock update, bookkeeping")                                         \
+  COST(pick_next_task_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "pick_next_task() incl. put_prev/set_next")                                                            \
+  COST(enqueue_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                           \
+       "activate_task(): enqueue + PELT update")                                                              \
+  COST(dequeue_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                           \
+       "deactivate_task()")                                                                                   \
+  COST(ttwu_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                              \
+       "try_to_wake_up() fixed waker-side cost (pi_lock, state change)")                                      \
+  COST(remote_read_smt_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
+       "cache-line transfer to/from the SMT sibling")                                                         \
+  COST(remote_read_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
+       "cache-line transfer within one LLC")                                                                  \
+  COST(remote_read_other_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                             \
+       "cache-line transfer to another LLC of the same socket")                                               \
+  COST(remote_read_other_socket_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                          \
+       "cache-line transfer to another socket")                                                               \
+  COST(ipi_send_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "sender cost of one IPI (x2APIC ICR write / GIC SGI write)")                                           \
+  COST(ipi_latency_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
+       "IPI send-to-handler latency, same LLC")                                                               \
+  COST(ipi_latency_other_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                             \
+       "IPI send-to-handler latency, other LLC, same socket")                                                 \
+  COST(ipi_latency_other_socket_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                          \
+       "IPI send-to-handler latency, other socket")                                                           \
+  COST(ipi_entry_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                         \
+       "interrupt entry on the target: irq_enter(), vector dispatch to the handler")                          \
+  COST(irq_exit_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "irq_exit(): softirq pending check, tick_irq_exit(), return from the interrupt")                       \
+  COST(polling_wake_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                      \
+       "polling idle loop noticing TIF_NEED_RESCHED and leaving")                                             \
+  COST(csd_func_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "running one queued call-function (empty handler)")                                                    \
+  COST(csd_lock_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "smp_call_function_single() on the sender: get_cpu(), csd setup and lock")                             \
+  COST(put_cpu_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                           \
+       "smp_call_function_single() on the sender: put_cpu() after csd_lock_wait()")                           \
+  COST(cond_resched_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                      \
+       "cond_resched() with nothing to reschedule")                                                           \
+  COST(softirq_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                           \
+       "__do_softirq() fixed part: bh disable, pending mask, accounting")                                     \
+  COST(tick_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                              \
+       "sched_tick() handler")                                                                                \
+  COST(nohz_stop_tick_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "tick_nohz_idle_stop_tick()")                                                                          \
+  COST(nohz_restart_tick_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                 \
+       "tick_nohz_idle_exit() tick restart")                                                                  \
+  COST(tick_nohz_idle_enter_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                              \
+       "tick_nohz_idle_enter() at the top of do_idle()")                                                      \
+  COST(tick_nohz_idle_exit_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                               \
+       "tick_nohz_idle_exit() with the tick running (idle time accounting)")                                  \
+  COST(cpuidle_select_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "cpuidle governor select (menu_select(), next timer event)")                                           \
+  COST(cpuidle_enter_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                     \
+       "call_cpuidle() + cpuidle_enter_state() before the state (polling clear)")                             \
+  COST(cpuidle_exit_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                      \
+       "cpuidle_enter_state() after the state: residency, usage, cpuidle_reflect()")                          \
+  COST(update_blocked_averages_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                           \
+       "sched_balance_update_blocked_averages() of one CPU (PELT decay of blocked load)")                     \
+  COST(balance_per_cpu_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
+       "load balance: cost per CPU visited in update_sd_lb_stats")                                            \
+  COST(migrate_task_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                      \
+       "detach + attach of one task by load balance")                                                         \
+  COST(cache_cold_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "extra run time of a task migrated within an LLC")                                                     \
+  COST(cache_cold_other_llc_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                              \
+       "extra run time of a task migrated to another LLC, same socket")                                       \
+  COST(cache_cold_other_socket_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                           \
+       "extra run time of a task migrated to another socket")                                                 \
+  COST(pipe_write_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                        \
+       "write() on a pipe, fixed part")                                                                       \
+  COST(pipe_read_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                         \
+       "read() on a pipe, fixed part")                                                                        \
+  COST(pipe_copy_ns_per_kb, int64_t, 0, "ns/KiB", 0, kMaxCostNs,                                              \
+       "copy cost per KiB moved through a pipe")                                                              \
+  COST(unix_send_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                         \
+       "AF_UNIX stream send, fixed part (skb alloc)")                                                         \
+  COST(unix_recv_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                         \
+       "AF_UNIX stream recv, fixed part")                                                                     \
+  COST(unix_copy_ns_per_kb, int64_t, 0, "ns/KiB", 0, kMaxCostNs,                                              \
+       "copy cost per KiB through an AF_UNIX socket")                                                         \
+  COST(tcp_send_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "loopback TCP send incl. softirq receive, fixed part")                                                 \
+  COST(tcp_recv_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                          \
+       "loopback TCP recv, fixed part")                                                                       \
+  COST(tcp_copy_ns_per_kb, int64_t, 0, "ns/KiB", 0, kMaxCostNs,                                               \
+       "copy cost per KiB through loopback TCP")                                                              \
+  COST(futex_wake_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                        \
+       "futex(FUTEX_WAKE) syscall, excluding ttwu")                                                           \
+  COST(futex_wait_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                        \
+       "futex(FUTEX_WAIT) syscall entry, excluding schedule")                                                 \
+  COST(fork_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                              \
+       "fork()/clone() of a worker")                                                                          \
+  COST(exit_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                              \
+       "do_exit() + reaping")                                                                                 \
+  COST(smt_pair_throughput, double, 1.0, "ratio", kMinSmtThroughput, kMaxSmtThroughput,                       \
+       "throughput of two busy SMT siblings relative to one busy core")
+
+// Scheduler tunables (sysctl / debugfs / Kconfig values) of the modeled kernel.
+#define SCHEDLAB_TUNABLES(TUNABLE)                                                                            \
+  TUNABLE(hz, int64_t, 250, "Hz", 100, 1000, kHzChoices,                                                      \
+       "CONFIG_HZ: one of 100, 250, 300, 1000")                                                               \
+  TUNABLE(base_slice_ns, int64_t, 3000000, "ns", kMinSliceNs, kMaxTunableNs, kAnyValue,                       \
+       "sysctl_sched_base_slice as the kernel uses it (already scaled)")                                      \
+  TUNABLE(migration_cost_ns, int64_t, 500000, "ns", 0, kMaxTunableNs, kAnyValue,                              \
+       "sysctl_sched_migration_cost")                                                                         \
+  TUNABLE(nr_migrate, int64_t, 32, "tasks", 1, kMaxCount, kAnyValue,                                          \
+       "sysctl_sched_nr_migrate: tasks moved per load-balance pass")                                          \
+  TUNABLE(pipe_capacity_bytes, int64_t, 65536, "bytes", kMinPipeBytes, kMaxPipeBytes, kAnyValue,              \
+       "pipe buffer size (default 16 pages)")                                                                 \
+  TUNABLE(unix_capacity_msgs, int64_t, 500, "messages", 1, kMaxCount, kAnyValue,                              \
+       "AF_UNIX send buffer, in small messages")                                                              \
+  TUNABLE(idle_poll, bool, false, "bool", 0, 1, kAnyValue,                                                    \
+       "idle=poll boot option: idle CPUs spin in cpu_idle_poll(), no cpuidle states")
+
+// Run-to-run variation: jitter_cov is each cost draw's spread; run_sigma is the shape of the
+// per-run cost factor F ~ lognormal(0, run_sigma), drawn once per run and multiplying every cost
+// of the run (docs/variance.md S1); tick_phase starts every CPU's tick at one phase drawn per run
+// in [0, tick) instead of at t = 0 (a real benchmark starts at a random phase of the jiffy;
+// docs/variance.md S4).
+#define SCHEDLAB_NOISE(NOISE)                                                                                 \
+  NOISE(jitter_cov, double, 0.0, "ratio", 0, kMaxJitterCov, kRequired,                                        \
+       "coefficient of variation of each cost draw (0 = exact costs)")                                        \
+  NOISE(run_sigma, double, 0.0, "ln", 0, 1, kOptional,                                                        \
+       "shape of the per-run cost factor lognormal(0, run_sigma), drawn once per run (0 = none; optional)")   \
+  NOISE(tick_phase, bool, false, "bool", 0, 1, kOptional,                                                     \
+       "every CPU's tick starts at one phase drawn per run instead of at t = 0 (optional)")
+
+#define SCHEDLAB_PARAM_FIELD(name, type, value, ...) type name = value;
+
 struct Costs {
-  int64_t context_switch_ns = 0;        // context_switch(): switch_to between tasks of one mm
-  int64_t switch_mm_ns = 0;             // switch_mm(): extra when the next task has another mm
-  int64_t schedule_ns = 0;              // __schedule() fixed part: rq lock, clock, bookkeeping
-  int64_t pick_next_task_ns = 0;        // pick_next_task() incl. put_prev/set_next
-  int64_t enqueue_ns = 0;               // activate_task(): enqueue + PELT update
-  int64_t dequeue_ns = 0;               // deactivate_task()
-  int64_t ttwu_ns = 0;                  // try_to_wake_up() fixed waker-side cost (pi_lock, state)
-  int64_t remote_read_smt_ns = 0;       // cache-line transfer to/from the SMT sibling
-  int64_t remote_read_llc_ns = 0;       // ... same LLC
-  int64_t remote_read_other_llc_ns = 0; // ... other LLC, same socket
-  int64_t remote_read_other_socket_ns = 0;  // ... other socket
-  int64_t ipi_send_ns = 0;              // sender cost of one IPI (APIC ICR write / SGI)
-  int64_t ipi_latency_llc_ns = 0;       // send-to-handler latency, same LLC
-  int64_t ipi_latency_other_llc_ns = 0; // ... other LLC, same socket
-  int64_t ipi_latency_other_socket_ns = 0;  // ... other socket
-  int64_t ipi_entry_ns = 0;             // interrupt entry (irq_enter, vector dispatch) on the target
-  int64_t irq_exit_ns = 0;              // irq_exit(): softirq check, tick_irq_exit, return
-  int64_t polling_wake_ns = 0;          // polling idle loop noticing TIF_NEED_RESCHED and leaving
-  int64_t csd_func_ns = 0;              // running one queued call-function (empty handler)
-  int64_t csd_lock_ns = 0;              // smp_call_function_single(): get_cpu, csd setup and lock
-  int64_t put_cpu_ns = 0;               // smp_call_function_single(): put_cpu() after the wait
-  int64_t cond_resched_ns = 0;          // cond_resched() with nothing to do
-  int64_t softirq_ns = 0;               // __do_softirq() fixed part (bh disable, pending, accounting)
-  int64_t tick_ns = 0;                  // sched_tick() handler
-  int64_t nohz_stop_tick_ns = 0;        // tick_nohz_idle_stop_tick()
-  int64_t nohz_restart_tick_ns = 0;     // tick_nohz_idle_exit() tick restart
-  int64_t tick_nohz_idle_enter_ns = 0;  // tick_nohz_idle_enter() at the top of do_idle()
-  int64_t tick_nohz_idle_exit_ns = 0;   // tick_nohz_idle_exit() with the tick running
-  int64_t cpuidle_select_ns = 0;        // cpuidle governor select (menu_select())
-  int64_t cpuidle_enter_ns = 0;         // call_cpuidle() + cpuidle_enter_state() before the state
-  int64_t cpuidle_exit_ns = 0;          // cpuidle_enter_state() after the state + cpuidle_reflect()
-  int64_t update_blocked_averages_ns = 0;  // sched_balance_update_blocked_averages() of one CPU
-  int64_t balance_per_cpu_ns = 0;       // load balance: per CPU visited in update_sd_lb_stats
-  int64_t migrate_task_ns = 0;          // detach + attach of one task by load balance
-  int64_t cache_cold_llc_ns = 0;        // extra run time of a task migrated within an LLC
-  int64_t cache_cold_other_llc_ns = 0;  // ... to another LLC of the same socket
-  int64_t cache_cold_other_socket_ns = 0;  // ... to another socket
-  int64_t pipe_write_ns = 0;            // write() on a pipe, fixed part
-  int64_t pipe_read_ns = 0;             // read() on a pipe, fixed part
-  int64_t pipe_copy_ns_per_kb = 0;      // copy cost per KiB moved through a pipe
-  int64_t unix_send_ns = 0;             // AF_UNIX stream send, fixed part (skb alloc)
-  int64_t unix_recv_ns = 0;             // AF_UNIX stream recv, fixed part
-  int64_t unix_copy_ns_per_kb = 0;      // copy per KiB through an AF_UNIX socket
-  int64_t tcp_send_ns = 0;              // loopback TCP send incl. softirq receive, fixed part
-  int64_t tcp_recv_ns = 0;              // TCP recv, fixed part
-  int64_t tcp_copy_ns_per_kb = 0;       // loopback TCP per KiB
-  int64_t futex_wake_ns = 0;            // futex(FUTEX_WAKE) syscall, excluding ttwu
-  int64_t futex_wait_ns = 0;            // futex(FUTEX_WAIT) syscall entry, excluding schedule
-  int64_t fork_ns = 0;                  // fork()/clone() of a worker
-  int64_t exit_ns = 0;                  // do_exit() + reaping
-  double smt_pair_throughput = 1.0;     // ratio: two busy siblings' throughput vs one (1.0..2.0)
+  SCHEDLAB_COSTS(SCHEDLAB_PARAM_FIELD)
   bool operator==(const Costs&) const = default;
 };
 
-// Scheduler tunables (sysctl / debugfs / Kconfig values) of the modeled kernel.
 struct Tunables {
-  int64_t hz = 250;                          // CONFIG_HZ
-  int64_t base_slice_ns = 3000000;           // sysctl_sched_base_slice (scaled)
-  int64_t migration_cost_ns = 500000;        // sysctl_sched_migration_cost
-  int64_t nr_migrate = 32;                   // sysctl_sched_nr_migrate
-  int64_t pipe_capacity_bytes = 65536;       // pipe buffer (16 pages)
-  int64_t unix_capacity_msgs = 500;          // AF_UNIX send buffer, in small messages
-  bool idle_poll = false;                    // idle=poll boot option
+  SCHEDLAB_TUNABLES(SCHEDLAB_PARAM_FIELD)
   bool operator==(const Tunables&) const = default;
 };
 
 struct Noise {
-  double jitter_cov = 0.0;  // coefficient of variation of each cost draw (0 = exact costs)
-  // ln: shape of the per-run cost factor F ~ lognormal(0, run_sigma), drawn once per run and
-  // multiplying every cost of the run (docs/variance.md S1); 0 = no per-run factor.
-  double run_sigma = 0.0;
-  // Start every CPU's tick at one phase drawn per run in [0, tick) instead of at t = 0 (a real
-  // benchmark starts at a random phase of the jiffy; docs/variance.md S4).
-  bool tick_phase = false;
+  SCHEDLAB_NOISE(SCHEDLAB_PARAM_FIELD)
   bool operator==(const Noise&) const = default;
 };
+
+#undef SCHEDLAB_PARAM_FIELD
 
 // A value `schedlab host` recorded about a real machine, with its unit and where it came from (a
 // sysfs or proc file, a CPUID leaf, a measurement). Written in a profile as the inline table

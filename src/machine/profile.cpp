@@ -257,6 +257,145 @@ class Reader : public TomlReader<ProfileError> {
 
 std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
 
+// [machine]: description, arch, cpuidle_driver, governor (all required).
+void read_machine_table(Reader& rd, const toml::table& root, Machine& m) {
+  const auto& t = rd.table(root, "machine");
+  const std::vector<std::pair<std::string, std::string*>> keys = {
+      {"description", &m.description},
+      {"arch", &m.arch},
+      {"cpuidle_driver", &m.cpuidle_driver},
+      {"governor", &m.governor}};
+  std::vector<std::string> allowed;
+  for (const auto& [k, p] : keys) allowed.push_back(k);
+  rd.reject_unknown(t, "[machine]", allowed);
+  for (const auto& [k, p] : keys) *p = rd.get_string(rd.require(t, "machine", k, "[machine]"), "machine." + k);
+}
+
+// [topology]: every topo_fields() key, in range.
+void read_topology(Reader& rd, const toml::table& root, Machine& m) {
+  const auto& t = rd.table(root, "topology");
+  std::vector<std::string> allowed;
+  for (const auto& f : detail::topo_fields()) allowed.push_back(f.name);
+  rd.reject_unknown(t, "[topology]", allowed);
+  for (const auto& f : detail::topo_fields()) {
+    std::string key = std::string("topology.") + f.name;
+    const auto& n = rd.require(t, "topology", f.name, "[topology]");
+    int64_t v = rd.get_int(n, key);
+    if (v < f.min || v > f.max) rd.fail(n, fmt::format("{} = {} is out of range [{}, {}]", key, v, f.min, f.max));
+    m.topo.*f.member = static_cast<int>(v);
+  }
+}
+
+// [[idle_state]]: at least one; name, desc and every idle_fields() key (`disabled` optional).
+void read_idle_states(Reader& rd, const toml::table& root, Machine& m) {
+  const toml::node* n = root.get("idle_state");
+  if (!n || (n->is_array() && n->as_array()->empty()))
+    rd.fail_at(n ? n->source().begin.line : 0, "no idle states (add at least one [[idle_state]] table)");
+  if (!n->is_array_of_tables())
+    rd.fail(*n, fmt::format("'idle_state' must be an array of tables ([[idle_state]]), not {}",
+                            type_name(n->type())));
+  rd.note("idle_state", *n);
+  const auto& arr = *n->as_array();
+  std::vector<std::string> allowed = {"name", "desc"};
+  for (const auto& f : detail::idle_fields()) allowed.push_back(f.name);
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const auto& t = *arr.get(i)->as_table();
+    std::string path = fmt::format("idle_state[{}]", i);
+    std::string label = fmt::format("[[idle_state]] #{}", i);
+    rd.note(path, t);
+    rd.reject_unknown(t, label, allowed);
+    IdleState s;
+    s.name = rd.get_string(rd.require(t, path, "name", label), "idle_state.name");
+    if (const toml::node* d = t.get("desc")) {
+      rd.note(path + ".desc", *d);
+      s.desc = rd.get_string(*d, "idle_state." + s.name + ".desc");
+    }
+    for (const auto& f : detail::idle_fields()) {
+      std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
+      const toml::node* fn = t.get(f.name);
+      // `disabled` is optional (sysfs default 0); every other field is required.
+      if (!fn && std::string(f.name) == "disabled") continue;
+      if (!fn) fn = &rd.require(t, path, f.name, label);
+      rd.note(path + "." + f.name, *fn);
+      rd.read_ref(*fn, key, f.ref(s));
+    }
+    m.idle_states.push_back(std::move(s));
+  }
+}
+
+// [costs], [tunables] or [noise]: the fields() rows of that table (optional ones may be absent).
+void read_param_table(Reader& rd, const toml::table& root, const char* table, Machine& m) {
+  const auto& t = rd.table(root, table);
+  std::vector<const Field*> mine;
+  std::vector<std::string> allowed;
+  for (const auto& f : detail::fields())
+    if (std::string(f.table) == table) {
+      mine.push_back(&f);
+      allowed.push_back(f.name);
+    }
+  std::string label = fmt::format("[{}]", table);
+  rd.reject_unknown(t, label, allowed);
+  for (const Field* f : mine) {
+    if (f->optional && !t.get(f->name)) continue;
+    const auto& n = rd.require(t, table, f->name, label);
+    rd.read_ref(n, f->key(), f->ref(m));
+  }
+}
+
+// [guest] (optional): what `schedlab host` recognised and measured of a virtual machine.
+void read_guest(Reader& rd, const toml::table& root, Machine& m) {
+  const toml::node* g = root.get("guest");
+  if (!g) return;
+  if (!g->is_table()) rd.fail(*g, fmt::format("'guest' must be a table, not {}", type_name(g->type())));
+  rd.note("guest", *g);
+  const auto& t = *g->as_table();
+  std::vector<std::string> allowed;
+  for (const auto& f : detail::guest_text_fields()) allowed.push_back(f.name);
+  for (const auto& f : detail::guest_fields()) allowed.push_back(f.name);
+  rd.reject_unknown(t, "[guest]", allowed);
+  m.guest.present = true;
+  for (const auto& f : detail::guest_text_fields())
+    if (const toml::node* n = t.get(f.name)) {
+      std::string path = std::string("guest.") + f.name;
+      rd.note(path, *n);
+      m.guest.*f.member = rd.get_recorded_text(*n, path, path);
+    }
+  for (const auto& f : detail::guest_fields())
+    if (const toml::node* n = t.get(f.name)) {
+      std::string path = std::string("guest.") + f.name;
+      rd.note(path, *n);
+      m.guest.*f.member = rd.get_recorded(*n, path, path, f.unit);
+    }
+}
+
+// [[background]] (optional): the activity besides the benchmark, one table per source.
+void read_background(Reader& rd, const toml::table& root, Machine& m) {
+  const toml::node* b = root.get("background");
+  if (!b) return;
+  if (!b->is_array_of_tables())
+    rd.fail(*b, fmt::format("'background' must be an array of tables ([[background]]), not {}", type_name(b->type())));
+  rd.note("background", *b);
+  const auto& arr = *b->as_array();
+  std::vector<std::string> allowed = {"name", "kind", "scope"};
+  for (const auto& f : detail::background_fields()) allowed.push_back(f.name);
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const auto& t = *arr.get(i)->as_table();
+    std::string path = fmt::format("background[{}]", i);
+    std::string label = fmt::format("[[background]] #{}", i);
+    rd.note(path, t);
+    rd.reject_unknown(t, label, allowed);
+    BackgroundActivity a;
+    for (auto [k, p] : {std::pair{"name", &a.name}, std::pair{"kind", &a.kind}, std::pair{"scope", &a.scope}})
+      *p = rd.get_string(rd.require(t, path, k, label), std::string("background.") + k);
+    for (const auto& f : detail::background_fields()) {
+      if (f.optional && !t.get(f.name)) continue;
+      const auto& n = rd.require(t, path, f.name, label);
+      a.*f.member = rd.get_recorded(n, path + "." + f.name, fmt::format("background.{}.{}", a.name, f.name), f.unit);
+    }
+    m.background.push_back(std::move(a));
+  }
+}
+
 }  // namespace
 
 Machine parse_profile(const std::string& toml_text, const std::string& source_name) {
@@ -270,135 +409,12 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
   rd.reject_unknown(root, "the profile (tables are [machine], [topology], [[idle_state]], [costs], "
                           "[tunables], [noise], [guest], [[background]])",
                     {"machine", "topology", "idle_state", "costs", "tunables", "noise", "guest", "background"});
-
-  {
-    const auto& t = rd.table(root, "machine");
-    const std::vector<std::pair<std::string, std::string*>> keys = {
-        {"description", &m.description},
-        {"arch", &m.arch},
-        {"cpuidle_driver", &m.cpuidle_driver},
-        {"governor", &m.governor}};
-    std::vector<std::string> allowed;
-    for (const auto& [k, p] : keys) allowed.push_back(k);
-    rd.reject_unknown(t, "[machine]", allowed);
-    for (const auto& [k, p] : keys) *p = rd.get_string(rd.require(t, "machine", k, "[machine]"), "machine." + k);
-  }
-
-  {
-    const auto& t = rd.table(root, "topology");
-    std::vector<std::string> allowed;
-    for (const auto& f : detail::topo_fields()) allowed.push_back(f.name);
-    rd.reject_unknown(t, "[topology]", allowed);
-    for (const auto& f : detail::topo_fields()) {
-      std::string key = std::string("topology.") + f.name;
-      const auto& n = rd.require(t, "topology", f.name, "[topology]");
-      int64_t v = rd.get_int(n, key);
-      if (v < f.min || v > f.max) rd.fail(n, fmt::format("{} = {} is out of range [{}, {}]", key, v, f.min, f.max));
-      m.topo.*f.member = static_cast<int>(v);
-    }
-  }
-
-  {
-    const toml::node* n = root.get("idle_state");
-    if (!n || (n->is_array() && n->as_array()->empty()))
-      rd.fail_at(n ? n->source().begin.line : 0, "no idle states (add at least one [[idle_state]] table)");
-    if (!n->is_array_of_tables())
-      rd.fail(*n, fmt::format("'idle_state' must be an array of tables ([[idle_state]]), not {}",
-                              type_name(n->type())));
-    rd.note("idle_state", *n);
-    const auto& arr = *n->as_array();
-    std::vector<std::string> allowed = {"name", "desc"};
-    for (const auto& f : detail::idle_fields()) allowed.push_back(f.name);
-    for (size_t i = 0; i < arr.size(); ++i) {
-      const auto& t = *arr.get(i)->as_table();
-      std::string path = fmt::format("idle_state[{}]", i);
-      std::string label = fmt::format("[[idle_state]] #{}", i);
-      rd.note(path, t);
-      rd.reject_unknown(t, label, allowed);
-      IdleState s;
-      s.name = rd.get_string(rd.require(t, path, "name", label), "idle_state.name");
-      if (const toml::node* d = t.get("desc")) {
-        rd.note(path + ".desc", *d);
-        s.desc = rd.get_string(*d, "idle_state." + s.name + ".desc");
-      }
-      for (const auto& f : detail::idle_fields()) {
-        std::string key = fmt::format("idle_state.{}.{}", s.name, f.name);
-        const toml::node* fn = t.get(f.name);
-        // `disabled` is optional (sysfs default 0); every other field is required.
-        if (!fn && std::string(f.name) == "disabled") continue;
-        if (!fn) fn = &rd.require(t, path, f.name, label);
-        rd.note(path + "." + f.name, *fn);
-        rd.read_ref(*fn, key, f.ref(s));
-      }
-      m.idle_states.push_back(std::move(s));
-    }
-  }
-
-  for (const char* table : {"costs", "tunables", "noise"}) {
-    const auto& t = rd.table(root, table);
-    std::vector<const Field*> mine;
-    std::vector<std::string> allowed;
-    for (const auto& f : detail::fields())
-      if (std::string(f.table) == table) {
-        mine.push_back(&f);
-        allowed.push_back(f.name);
-      }
-    std::string label = fmt::format("[{}]", table);
-    rd.reject_unknown(t, label, allowed);
-    for (const Field* f : mine) {
-      if (f->optional && !t.get(f->name)) continue;
-      const auto& n = rd.require(t, table, f->name, label);
-      rd.read_ref(n, f->key(), f->ref(m));
-    }
-  }
-
-  if (const toml::node* g = root.get("guest")) {
-    if (!g->is_table()) rd.fail(*g, fmt::format("'guest' must be a table, not {}", type_name(g->type())));
-    rd.note("guest", *g);
-    const auto& t = *g->as_table();
-    std::vector<std::string> allowed;
-    for (const auto& f : detail::guest_text_fields()) allowed.push_back(f.name);
-    for (const auto& f : detail::guest_fields()) allowed.push_back(f.name);
-    rd.reject_unknown(t, "[guest]", allowed);
-    m.guest.present = true;
-    for (const auto& f : detail::guest_text_fields())
-      if (const toml::node* n = t.get(f.name)) {
-        std::string path = std::string("guest.") + f.name;
-        rd.note(path, *n);
-        m.guest.*f.member = rd.get_recorded_text(*n, path, path);
-      }
-    for (const auto& f : detail::guest_fields())
-      if (const toml::node* n = t.get(f.name)) {
-        std::string path = std::string("guest.") + f.name;
-        rd.note(path, *n);
-        m.guest.*f.member = rd.get_recorded(*n, path, path, f.unit);
-      }
-  }
-
-  if (const toml::node* b = root.get("background")) {
-    if (!b->is_array_of_tables())
-      rd.fail(*b, fmt::format("'background' must be an array of tables ([[background]]), not {}", type_name(b->type())));
-    rd.note("background", *b);
-    const auto& arr = *b->as_array();
-    std::vector<std::string> allowed = {"name", "kind", "scope"};
-    for (const auto& f : detail::background_fields()) allowed.push_back(f.name);
-    for (size_t i = 0; i < arr.size(); ++i) {
-      const auto& t = *arr.get(i)->as_table();
-      std::string path = fmt::format("background[{}]", i);
-      std::string label = fmt::format("[[background]] #{}", i);
-      rd.note(path, t);
-      rd.reject_unknown(t, label, allowed);
-      BackgroundActivity a;
-      for (auto [k, p] : {std::pair{"name", &a.name}, std::pair{"kind", &a.kind}, std::pair{"scope", &a.scope}})
-        *p = rd.get_string(rd.require(t, path, k, label), std::string("background.") + k);
-      for (const auto& f : detail::background_fields()) {
-        if (f.optional && !t.get(f.name)) continue;
-        const auto& n = rd.require(t, path, f.name, label);
-        a.*f.member = rd.get_recorded(n, path + "." + f.name, fmt::format("background.{}.{}", a.name, f.name), f.unit);
-      }
-      m.background.push_back(std::move(a));
-    }
-  }
+  read_machine_table(rd, root, m);
+  read_topology(rd, root, m);
+  read_idle_states(rd, root, m);
+  for (const char* table : {"costs", "tunables", "noise"}) read_param_table(rd, root, table, m);
+  read_guest(rd, root, m);
+  read_background(rd, root, m);
 
   if (auto p = check_machine(m)) rd.fail_where(p->where, p->what);
   return m;

@@ -121,6 +121,36 @@ TEST(Change, ChangesAreFeatures) {
   EXPECT_EQ(table.back().change, type("TEST_TICK").index);
 }
 
+// The one feature-list parser is strict: an empty item, an unknown name or a feature given twice
+// is an error naming the flag and the item, and a list that fails changes nothing.
+TEST(Change, FeatureListIsStrict) {
+  auto error = [](const std::string& list, const std::string& flag) {
+    try {
+      Features::parse(list, flag);
+    } catch (const kernel::FeatureError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("TEST_TICK,,", "--base"), "--base 'TEST_TICK,,': empty item in the feature list");
+  EXPECT_EQ(error(",TEST_TICK", "--features"), "--features ',TEST_TICK': empty item in the feature list");
+  EXPECT_EQ(error("TEST_TICK, ", "--test"), "--test 'TEST_TICK, ': empty item in the feature list");
+  EXPECT_EQ(error("SIS_UTIL,NO_TEST_TOCK", "--test"), "--test: unknown feature 'NO_TEST_TOCK' (see `schedlab features`)");
+  EXPECT_EQ(error("TEST_TICK,NO_TEST_TICK", "--features"),
+            "--features 'TEST_TICK,NO_TEST_TICK': TEST_TICK is given more than once");
+  EXPECT_EQ(Features::split(" TEST_TICK , NO_SIS_UTIL", "--features"),
+            (std::vector<std::string>{"TEST_TICK", "NO_SIS_UTIL"}));
+  EXPECT_TRUE(Features::split("", "--features").empty());
+  EXPECT_EQ(Features::parse("").describe(), "");
+
+  Features f;
+  EXPECT_THROW(f.apply("TEST_TICK,NO_SIS_UTIL,,"), kernel::FeatureError);
+  EXPECT_EQ(f.describe(), "");  // nothing applied
+  EXPECT_TRUE(Features::known("TEST_TICK"));
+  EXPECT_TRUE(Features::known("SIS_UTIL"));
+  EXPECT_FALSE(Features::known("NO_SIS_UTIL"));
+}
+
 TEST(Change, OnlyChangesThatAreOnAreBuiltAndHooked) {
   auto off = busy("");
   EXPECT_EQ(off->change(type("TEST_TICK")), nullptr);
