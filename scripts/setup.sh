@@ -10,9 +10,10 @@ PKGS=(
   clang libclang-rt-14-dev
 )
 # What only `make test` needs (kept as its own list for the demo/test split): headless Chromium
-# for tests/browser, which loads the HTML reports; a one-node Slurm (slurmctld, slurmd, sbatch)
+# for tests/browser, which loads the HTML reports; python3 for the golden CLI tests (tests/golden/cli); a one-node Slurm (slurmctld, slurmd, sbatch)
 # that tests/sweep/slurm_test.sh starts itself, in the foreground, with its own slurm.conf.
 TEST_PKGS=(
+  python3
   chromium
   slurm-wlm
 )
