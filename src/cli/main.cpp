@@ -106,7 +106,8 @@ int fail(const std::string& prefix, const char* what, int status) {
 
 int main(int argc, char** argv) {
   io::install_signal_handlers();
-  CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths"};
+  CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths", "schedlab"};
+  app.formatter(std::make_shared<cli::HelpFormatter>());  // before the commands: they inherit it
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedlab 0.1.0");
   cli::register_run(app);
