@@ -12,7 +12,7 @@ stdout, stderr and exit status each must produce, byte for byte.
 A case is a `$` line and the lines below it, up to the next `$` line. `schedlab` is the binary
 under test: its directory comes first in PATH. Every command of a file runs in one temporary
 directory (removed at the end), which holds symbolic links to the source tree's tests/,
-profiles/, published/ and examples/ so that relative paths work and what a command writes stays
+profiles/, published/, examples/, scripts/ and Makefile so that relative paths work and what a command writes stays
 there; the source tree's path is written $SRCDIR in the output; HOME points at it (no host profile is found), LC_ALL=C, and the SCHEDLAB_* variables
 are unset.
 
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 SOURCE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-LINKED = ("tests", "profiles", "published", "examples")
+LINKED = ("tests", "profiles", "published", "examples", "scripts", "Makefile")
 CASE_TIMEOUT_S = 20
 
 
@@ -96,7 +96,8 @@ def run(case, binary, workdir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEDLAB_")}
     env.update(PATH=os.path.dirname(os.path.abspath(binary)) + os.pathsep + env.get("PATH", ""),
                HOME=workdir, LC_ALL="C", TZ="UTC")
-    env.pop("XDG_CONFIG_HOME", None)
+    for k in ("XDG_CONFIG_HOME", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"):  # (ctest may run under make)
+        env.pop(k, None)
     p = subprocess.run(["bash", "-c", case.command], cwd=workdir, env=env,
                        input=text(case.stdin).encode() if case.stdin else None,
                        stdin=None if case.stdin else subprocess.DEVNULL,
