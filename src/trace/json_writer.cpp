@@ -293,7 +293,7 @@ class JsonWriter : public TraceSink {
   void resolve(int cpu, detail::SpillSorter& out) {
     // Kernel slices (clipped to the window when added), sorted by (start, -end), nested by a
     // stack; partial overlaps clipped to the enclosing slice.
-    detail::SpillSorter top;  // top-level busy intervals, in order
+    detail::SpillSorter top(limit_);  // top-level busy intervals, in order
     std::vector<std::pair<int64_t, int64_t>> stack;  // the open kernel slices
     for (; kernel_.valid() && kernel_.key()[0] == cpu; kernel_.next()) {
       int64_t b = kernel_.key()[1], e = -kernel_.key()[2];
@@ -463,7 +463,7 @@ class JsonWriter : public TraceSink {
     tracks_ = std::make_unique<detail::TempFile>();
     std::vector<Track> tracks(n);
     for (int cpu = 0; cpu < n; ++cpu) {
-      detail::SpillSorter out;
+      detail::SpillSorter out(limit_);
       resolve(cpu, out);
       tracks[cpu].first = tracks_->size() / sizeof(TrackRec);
       for (; out.valid(); out.next()) {
@@ -513,6 +513,7 @@ class JsonWriter : public TraceSink {
 
   std::string path_;
   std::optional<TraceWindow> window_;
+  size_t limit_ = detail::spill_memory_limit();  // of each sorter, read when opened
   int64_t w0_, w1_;
   machine::Topology topo_;
   bool have_topo_ = false;

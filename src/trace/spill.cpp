@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,10 +20,19 @@ constexpr size_t kFileBuffer = size_t{256} << 10;  // TempFile's write buffer
 constexpr size_t kReadBuffer = size_t{64} << 10;   // per run while merging
 constexpr size_t kRecordHeader = sizeof(SpillSorter::Key) + sizeof(uint32_t);
 
+std::atomic<size_t> g_peak{0};
+std::atomic<uint64_t> g_spilled{0};
+
 [[noreturn]] void fail(const std::string& what, int e) {
   throw io::OutputError(fmt::format("--trace: temporary file: {}: {}", what, std::strerror(e)));
 }
 }  // namespace
+
+SpillStats spill_stats() { return {g_peak.load(), g_spilled.load()}; }
+void reset_spill_stats() {
+  g_peak.store(0);
+  g_spilled.store(0);
+}
 
 size_t spill_memory_limit() {
   if (const char* v = std::getenv("SCHEDLAB_TRACE_BUFFER_BYTES"); v && *v) {
@@ -34,10 +44,11 @@ size_t spill_memory_limit() {
 }
 
 TempFile::TempFile() {
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = fmt::format("{}/schedlab-trace-XXXXXX", dir && *dir ? dir : "/tmp");
+  const char* env = std::getenv("TMPDIR");
+  std::string dir = env && *env ? env : "/tmp";
+  std::string tmpl = dir + "/schedlab-trace-XXXXXX";
   fd_ = ::mkstemp(tmpl.data());
-  if (fd_ < 0) fail(fmt::format("cannot create {}", tmpl), errno);
+  if (fd_ < 0) fail(fmt::format("cannot create a file in '{}' ($TMPDIR)", dir), errno);
   ::unlink(tmpl.c_str());  // gone when closed, also on a signal or a crash
   buf_.reserve(kFileBuffer);
 }
@@ -152,7 +163,11 @@ void SpillSorter::add(const Key& key, std::string_view payload) {
   index_.push_back(Entry{key, data_.size(), static_cast<uint32_t>(payload.size())});
   data_.append(payload);
   ++records_;
-  peak_ = std::max(peak_, buffered_bytes());
+  if (buffered_bytes() > peak_) {
+    peak_ = buffered_bytes();
+    for (size_t g = g_peak.load(); peak_ > g && !g_peak.compare_exchange_weak(g, peak_);) {
+    }
+  }
   if (buffered_bytes() >= limit_) spill();
 }
 
@@ -173,6 +188,7 @@ void SpillSorter::spill() {
     file_->append(std::string_view(data_).substr(e.off, e.len));
   }
   uint64_t end = file_->size();
+  g_spilled.fetch_add(index_.size());
   if (!runs_.empty() && !(index_.front().key < runs_.back().last)) {
     runs_.back().end = end;
     runs_.back().last = index_.back().key;

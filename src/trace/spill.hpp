@@ -24,6 +24,16 @@ namespace schedlab::trace::detail {
 // SCHEDLAB_TRACE_BUFFER_BYTES (at least 1; the tests use small values to force many runs).
 size_t spill_memory_limit();
 
+// What the sorters of this process held, for tests that check that a writer's memory does not
+// grow with the trace: the most bytes one sorter held in memory at once, and how many
+// records went to disk. reset_spill_stats() zeroes both.
+struct SpillStats {
+  size_t peak_buffered_bytes = 0;
+  uint64_t records_spilled = 0;
+};
+SpillStats spill_stats();
+void reset_spill_stats();
+
 // An unlinked temporary file in $TMPDIR (or /tmp): appended to through a buffer of bounded
 // size, read back with pread. Throws io::OutputError naming --trace on a failed write.
 class TempFile {
