@@ -64,7 +64,10 @@ void register_run(CLI::App& app) {
     io::check_output_paths(outs);
     args->spec.trace_path = args->trace.value_or("");
     args->spec.schedstat = args->schedstat.has_value();
+    experiment::RunProgress progress;  // on stderr for a run that takes more than a few seconds
+    args->spec.progress = std::ref(progress);
     experiment::RunResult r = experiment::run_one(m, args->spec);
+    progress.finish();
     std::string json;
     if (args->json) json = experiment::to_json(r).dump(2) + "\n";
     std::string html;
