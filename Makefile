@@ -11,29 +11,41 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 SAN_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build test demo bench reproduce clean test-sanitize fuzz
+.PHONY: all setup setup-demo setup-test configure build test demo bench reproduce clean test-sanitize fuzz
 
 all: build
 
+# scripts/setup.sh --demo: what building schedlab needs; --test: also what the test suite needs
+# (python3, Chromium, Slurm, the real benchmarks); no option: also clang for the fuzz targets.
 setup:
 	@bash scripts/setup.sh
+setup-demo:
+	@bash scripts/setup.sh --demo
+setup-test:
+	@bash scripts/setup.sh --test
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
 
-build: setup $(BUILD)/build.ninja
+configure: $(BUILD)/build.ninja
+
+build: setup-test configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# The demo builds only what it runs: the schedlab binary (not the tests, benchmarks, fuzz replays).
+demo: setup-demo configure
+	cmake --build $(BUILD) -j $(JOBS) --target schedlab
 	bash scripts/demo.sh $(BUILD)/schedlab
 
-bench: build
+bench: setup-test configure
+	cmake --build $(BUILD) -j $(JOBS) --target schedlab-bench
 	$(BUILD)/schedlab-bench
 
-reproduce: build
+reproduce: setup-demo configure
+	cmake --build $(BUILD) -j $(JOBS) --target schedlab
 	SCHEDLAB=$(BUILD)/schedlab bash scripts/reproduction.sh
 
 # Any ASan/UBSan report aborts the process (-fno-sanitize-recover), so it fails its test.

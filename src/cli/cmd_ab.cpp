@@ -103,27 +103,39 @@ void register_ab(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "ab", "A/B: N seeded runs with the base and the test features, compared with statistics");
   add_model_options(cmd, a->spec, a->idle_disable);
-  cmd->add_option("--base", a->base, "features of the base side (e.g. \"\" or NO_SIS_UTIL)");
-  cmd->add_option("--test", a->test, "features of the test side (e.g. SM_IDLE)")->required();
+  cmd->add_option("--base", a->base, "features of the base side (e.g. \"\" or NO_SIS_UTIL; default \"\": the defaults)")
+      ->type_name("FEATURES");
+  cmd->add_option("--test", a->test, "features of the test side (e.g. SM_IDLE)")->type_name("FEATURES")->required();
   cmd->add_option("--runs", a->runs, "runs per side (run i of both sides uses seed i)")
+      ->type_name("N")
+      ->capture_default_str()
       ->check(CLI::Range(2, 100000));
-  cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")
+  cmd->add_option("--jobs", a->jobs, "parallel simulations (0: one per CPU of this machine)")
+      ->type_name("J")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--format", a->format,
                   "text, markdown, json, csv, mmtests (mmtests' compare table) or perf-sched-stats "
                   "(`perf sched stats diff` of the two sides' schedstat)")
+      ->type_name("FORMAT")
       ->capture_default_str();
   cmd->add_option("--mmtests-significance", a->mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
+      ->type_name("RULE")
       ->capture_default_str();
-  cmd->add_option("--first-seed", a->seed, "seed of run 1");
+  cmd->add_option("--first-seed", a->seed, "seed of run 1 (run i has seed first-seed + i - 1)")
+      ->type_name("N")
+      ->capture_default_str();
   cmd->add_option("--base-set", a->base_sets,
-                  "KEY=VALUE as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0)");
-  cmd->add_option("--test-set", a->test_sets, "KEY=VALUE as --set, for the test side only");
+                  "as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0; repeatable)")
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--test-set", a->test_sets, "as --set, for the test side only (repeatable)")->type_name("KEY=VALUE");
   cmd->add_option("--counters-cpu", a->counters_cpu,
-                  "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all");
+                  "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all")
+      ->type_name("LIST");
   add_optional(cmd, "--html", a->html,
-               "write a self-contained HTML report (runs per side, latency CDFs, key counters)");
+               "write a self-contained HTML report (runs per side, latency CDFs, key counters)")
+      ->type_name("FILE");
   cmd->add_option("command", a->positional, "benchmark command line, after --");
   cmd->callback(deferred([a] {
     a->spec.command = benchmark_command(a->positional);

@@ -174,7 +174,8 @@ void register_compare(CLI::App& app) {
                   "(header row, see --column) or .json (array, or objects with --column); - is "
                   "stdin")
       ->required();
-  cmd->add_option("--labels", args->labels, "Comma-separated labels, one per file (default: file names)");
+  cmd->add_option("--labels", args->labels, "Comma-separated labels, one per file (default: file names)")
+      ->type_name("A,B,...");
   cmd->add_flag("--higher-is-better", args->higher_is_better,
                 "Larger values are better (throughput); default: lower is better (latency)");
   cmd->add_option("--column", args->column, "Column (CSV) or field (JSON) holding the values");

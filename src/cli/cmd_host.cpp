@@ -193,7 +193,7 @@ void register_host(CLI::App& app) {
   CLI::App* bench = host->add_subcommand(
       "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "
                "-- hackbench ... | perf bench sched pipe|messaging ...");
-  bench->add_option("--runs,-n", args->runs, "Number of runs")->capture_default_str();
+  bench->add_option("--runs,-n", args->runs, "Number of runs")->type_name("N")->capture_default_str();
   add_optional(bench, "--output,-o", args->output,
                     "Samples file: '# metric: ...' header lines, then one number per line");
   bench->add_option("command", args->positional, "The benchmark command line, after --");

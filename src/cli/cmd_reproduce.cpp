@@ -36,8 +36,12 @@ void register_reproduce(CLI::App& app) {
   cmd->add_flag("--list", a->list, "list the cases with their source and whether they can run now");
   cmd->add_option("case", a->cases, "case names (file stems in the catalogue); default: all");
   cmd->add_option("--runs", a->runs, "runs per side for every case (default: each case's own)")
+      ->type_name("N")
       ->check(CLI::Range(2, 1000));
-  cmd->add_option("--jobs", a->jobs, "parallel simulations (default: number of CPUs)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--jobs", a->jobs, "parallel simulations (0: one per CPU of this machine)")
+      ->type_name("J")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--convergence", a->convergence,
                 "also run each case at twice its length and mark it not converged when the gain moves by "
                 "more than the band's tolerance (doubles the run time)");

@@ -30,15 +30,22 @@ void register_run(CLI::App& app) {
   add_model_options(cmd, args->spec, args->idle_disable);
   cmd->add_option_function<std::string>(
       "--seed", [args](const std::string& v) { args->spec.seed = parse_seed("--seed", v); },
-      "random seed (same seed, same output)");
-  add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout, which then carries the JSON alone; the benchmark text goes to stderr)");
-  add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)");
+      "random seed (same seed, same output)")
+      ->type_name("N")
+      ->default_str("1");
+  add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout, which then carries the JSON alone; the benchmark text goes to stderr)")
+      ->type_name("FILE");
+  add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)")
+      ->type_name("FILE");
   add_optional(cmd, "--html", args->html,
-               "write a self-contained HTML report (plots as inline SVG, the data as JSON)");
+               "write a self-contained HTML report (plots as inline SVG, the data as JSON)")
+      ->type_name("FILE");
   add_optional(cmd, "--schedstat", args->schedstat,
-               "write /proc/schedstat (version 17) as the run starts and as it ends, one snapshot after the other");
+               "write /proc/schedstat (version 17) as the run starts and as it ends, one snapshot after the other")
+      ->type_name("FILE");
   cmd->add_option("--trace-window", args->spec.trace_window,
-                  "only trace START,END of the run (e.g. 0.5s,0.6s)");
+                  "only trace START,END of the run (e.g. 0.5s,0.6s; default the whole run)")
+      ->type_name("START,END");
   cmd->add_flag("--check", args->spec.check,
                 "check the model's invariants after every event; measure wasted idle time");
   cmd->add_option("command", args->positional, "benchmark command line, after --");
@@ -63,7 +70,10 @@ void register_run(CLI::App& app) {
     FILE* text_to = json_stdout || schedstat_stdout ? stderr : stdout;
     args->spec.trace_path = args->trace.value_or("");
     args->spec.schedstat = args->schedstat.has_value();
+    experiment::RunProgress progress;  // on stderr for a run that takes more than a few seconds
+    args->spec.progress = std::ref(progress);
     experiment::RunResult r = experiment::run_one(m, args->spec);
+    progress.finish();
     std::string json;
     if (args->json) json = experiment::to_json(r).dump(2) + "\n";
     std::string html;

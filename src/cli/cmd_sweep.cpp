@@ -221,7 +221,10 @@ void register_sweep(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--out", r->out, "result directory (created if missing; one file per cell, finished cells skipped)")
       ->required();
-  run->add_option("--jobs", r->jobs, "parallel simulations (default: number of CPUs)")->check(CLI::Range(0, 1024));
+  run->add_option("--jobs", r->jobs, "parallel simulations (0: one per CPU of this machine)")
+      ->type_name("J")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   run->callback(deferred([r] { do_run(*r); }));
 
   auto m = std::make_shared<MergeArgs>();

@@ -75,7 +75,9 @@ void register_validate(CLI::App& app) {
       "Compare the model with the real kernel here: hackbench (pipe/socket, thread/process, 1-2 groups, -l 200) "
       "and perf bench sched pipe (-l 20000, process and -T), N real runs vs N simulated seeds on the host profile; "
       "probes and calibrates this machine first when it has no host profile yet");
-  cmd->add_option("--runs,-n", args->opt.runs, "Real runs and simulated seeds per case")->capture_default_str();
+  cmd->add_option("--runs,-n", args->opt.runs, "Real runs and simulated seeds per case")
+      ->type_name("N")
+      ->capture_default_str();
   cmd->add_option("--output,-o", args->output,
                   "Report file (written atomically; .md = markdown, .json = JSON with every sample, .csv = CSV, "
                   "else text; '-' = text on stdout only)")

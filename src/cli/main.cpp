@@ -132,7 +132,8 @@ namespace {
 
 int run_main(int argc, char** argv) {
   io::install_signal_handlers();
-  CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths"};
+  CLI::App app{"schedlab: a deterministic model of the Linux scheduler's wakeup and idle paths", "schedlab"};
+  app.formatter(std::make_shared<cli::HelpFormatter>());  // before the commands: they inherit it
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("schedlab ") + experiment::schedlab_version());
   cli::register_run(app);

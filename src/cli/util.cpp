@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +15,57 @@ namespace {
 std::function<void()> g_deferred;
 std::optional<std::vector<std::string>> g_tail;
 }  // namespace
+
+namespace {
+// "INT:INT in [2 - 100000]" (CLI11's type name with its validators' descriptions): the name.
+std::string value_name(const CLI::Option* opt) {
+  std::string t = opt->get_type_name();
+  return t.substr(0, t.find(':'));
+}
+// The validators' part, as the range it checks: "(2 to 100000)"; "" if none.
+std::string check_text(const CLI::Option* opt) {
+  std::string t = opt->get_type_name();
+  size_t colon = t.find(':');
+  if (colon == std::string::npos) return "";
+  std::string v = t.substr(colon + 1);
+  size_t open = v.find('['), dash = v.find(" - "), close = v.rfind(']');
+  if (open != std::string::npos && dash != std::string::npos && close != std::string::npos && open < dash && dash < close)
+    return fmt::format("({} to {})", v.substr(open + 1, dash - open - 1), v.substr(dash + 3, close - dash - 3));
+  return "(" + v + ")";
+}
+}  // namespace
+
+std::string HelpFormatter::make_usage(const CLI::App* app, std::string name) const {
+  std::string out = "Usage: " + name;
+  if (!app->get_options([](const CLI::Option* o) { return o->nonpositional(); }).empty()) out += " [OPTIONS]";
+  for (const CLI::Option* o : app->get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+    if (o->get_name() == "command") {  // the commands that take a benchmark command line
+      out += " -- BENCHMARK [ARG...]";
+      continue;
+    }
+    std::string n = o->get_name();
+    for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (o->get_expected_max() > 1) n += "...";
+    out += o->get_required() ? " " + n : " [" + n + "]";
+  }
+  if (!app->get_subcommands([](const CLI::App* s) { return !s->get_disabled() && !s->get_name().empty(); }).empty())
+    out += " COMMAND";
+  return out + "\n";
+}
+
+std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
+  if (opt->get_type_size() == 0) return "";  // a flag
+  std::string out = " " + value_name(opt);
+  if (!opt->get_default_str().empty()) out += "=" + opt->get_default_str();
+  if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+  if (opt->get_required()) out += " REQUIRED";
+  return out;
+}
+
+std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const {
+  std::string check = opt->get_positional() ? "" : check_text(opt);
+  return opt->get_description() + (check.empty() ? "" : " " + check);
+}
 
 std::vector<std::string> split_list(const std::string& flag, const std::string& s) {
   std::vector<std::string> out;
@@ -57,14 +109,19 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<s
                   "machine profile name, path to a .toml file, or `host` (this machine's profile, written by "
                   "`schedlab host probe|calibrate`); the default, tiny-4, is a 4-CPU test machine without "
                   "noise (every seed gives the same result)")
+      ->type_name("PROFILE")
       ->capture_default_str();
   cmd->add_option("--features", spec.features,
-                  "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)");
+                  "scheduler features: NAME turns on, NO_NAME turns off (see `schedlab features`)")
+      ->type_name("LIST")
+      ->default_str("default");
   add_optional(cmd, "--idle-disable", idle_disable,
-               "disable idle states by name on every CPU (like cpuidle/stateN/disable)");
+               "disable idle states by name on every CPU (like cpuidle/stateN/disable)")
+      ->type_name("NAMES");
   cmd->add_option("--set", spec.sets,
                   "override a profile parameter or a scheduler change's tunable: KEY=VALUE, "
-                  "change.NAME.KEY=VALUE (repeatable)")
+                  "change.NAME.KEY=VALUE (repeatable; keys: `schedlab machines --params`)")
+      ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
 }
 

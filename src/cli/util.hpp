@@ -17,6 +17,18 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<s
 // --idle-disable applied) so that bad input is reported before anything runs.
 machine::Machine finish_model_options(experiment::RunSpec& spec, const std::optional<std::string>& idle_disable);
 
+// --help as the commands are used: "Usage: schedlab run [OPTIONS] -- BENCHMARK [ARG...]" (the
+// program name and the command path), each option with its value's name and its default
+// ("--runs N=10"), a range check as "(2 to 100000)" after the description. Set on the top-level
+// App before the commands are added (they inherit it).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(34); }
+  std::string make_usage(const CLI::App* app, std::string name) const override;
+  std::string make_option_opts(const CLI::Option* opt) const override;
+  std::string make_option_desc(const CLI::Option* opt) const override;
+};
+
 // A comma-separated list; an empty item (",," or an empty list) is a UsageError naming `flag`.
 std::vector<std::string> split_list(const std::string& flag, const std::string& s);
 // A non-negative 64-bit integer (--seed, --first-seed); throws UsageError naming `flag`.

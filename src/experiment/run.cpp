@@ -2,13 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
 
 #include "host/probe.hpp"
+#include "io/output.hpp"
 #include "kernel/kernel.hpp"
 #include "report/schedstat.hpp"
 #include "trace/writers.hpp"
@@ -52,6 +58,58 @@ kernel::Features parse_features(const std::string& list, const std::string& flag
   } catch (const kernel::FeatureError& e) {
     throw SpecError(e.what());
   }
+}
+
+namespace {
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+constexpr double kProgressAfterS = 3;    // wall seconds before a run shows progress
+constexpr double kProgressEveryS = 0.5;  // between terminal updates
+std::string eta(double s) {
+  long long t = static_cast<long long>(s + 0.5);
+  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, t / 60 % 60);
+  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{}s", t);
+}
+}  // namespace
+
+RunProgress::RunProgress()
+    : tty_(isatty(2) != 0), forced_(false), start_(wall_seconds()) {
+  const char* v = std::getenv("SCHEDLAB_PROGRESS");
+  forced_ = v && std::string_view(v) == "1";
+}
+
+void RunProgress::operator()(double fraction, sim::Time simulated, uint64_t events) {
+  double now = wall_seconds(), spent = now - start_;
+  if (!forced_ && spent < kProgressAfterS) return;
+  bool known = fraction > 0 && fraction <= 1;
+  std::string what = known ? fmt::format("run: {}% done", static_cast<int>(fraction * 100))
+                           : fmt::format("run: {:.3f} s simulated, {} events", simulated.seconds(), events);
+  // The ETA from the rate so far (the wall time per fraction done); not shown when forced, so
+  // that the lines do not depend on the machine's speed.
+  std::string tail = known && !forced_ ? fmt::format(", ETA {}", eta(spent * (1 - fraction) / fraction)) : "";
+  if (tty_ && !forced_) {
+    if (last_print_ >= 0 && now - last_print_ < kProgressEveryS) return;
+    last_print_ = now;
+    io::set_progress_line_open(true);
+    open_ = true;
+    fmt::print(stderr, "\r{}{}\x1b[K", what, tail);
+    return;
+  }
+  int bucket = known ? static_cast<int>(fraction * 10) : 0;
+  if (known ? bucket > last_bucket_ : (last_print_ < 0 || now - last_print_ >= 30)) {
+    last_bucket_ = bucket;
+    last_print_ = now;
+    fmt::print(stderr, "{}{}\n", what, tail);
+  }
+}
+
+void RunProgress::finish() {
+  if (!open_) return;
+  fmt::print(stderr, "\n");
+  io::set_progress_line_open(false);
+  open_ = false;
 }
 
 RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec); }
@@ -115,7 +173,10 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   w->setup(k.api());
   sim::Time limit = w->time_limit();
   if (spec.max_simulated_ns > 0 && spec.max_simulated_ns < limit.count()) limit = sim::Time::ns(spec.max_simulated_ns);
+  if (spec.progress)
+    k.ev.set_periodic([&] { spec.progress(w->progress(), k.now(), k.events_run()); });
   k.run(limit);
+  k.ev.set_periodic(nullptr);
   if (!w->finished()) {
     std::string sets;
     for (const auto& a : spec.sets) sets += " --set " + a;

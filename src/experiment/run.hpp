@@ -1,6 +1,7 @@
 // One simulated run: machine + features + seed + benchmark command line -> metrics + counters.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,6 +43,30 @@ struct RunSpec {
   int64_t max_simulated_ns = 0;             // > 0: stop there if the benchmark's own limit is later
                                             // (DidNotFinish; the fuzzers' short simulations)
   bool schedstat = false;                   // keep the sched domains for schedstat snapshots
+  // Called every 65536 events with the benchmark's fraction done (-1: unknown), the simulated
+  // time and the events so far (a progress line; see RunProgress).
+  std::function<void(double, sim::Time, uint64_t)> progress;
+};
+
+// The progress line of `schedlab run` on stderr, as `ab` shows its runs: nothing for a run that
+// ends within 3 s of wall time; then "\rrun: 42% done, ETA 1m05s" kept up to date on a
+// terminal, or one line per 10 % done otherwise. SCHEDLAB_PROGRESS=1 shows it from the start
+// and as lines (what the tests check). finish() ends an open line.
+class RunProgress {
+ public:
+  RunProgress();
+  ~RunProgress() { finish(); }
+  RunProgress(const RunProgress&) = delete;
+  RunProgress& operator=(const RunProgress&) = delete;
+  void operator()(double fraction, sim::Time simulated, uint64_t events);
+  void finish();
+
+ private:
+  bool tty_, forced_;
+  double start_;            // wall seconds (steady clock)
+  double last_print_ = -1;  // wall seconds of the last terminal update
+  int last_bucket_ = 0;     // tens of percent already printed as lines
+  bool open_ = false;
 };
 
 // A CPU's sched domain as /proc/schedstat names it (RunSpec::schedstat).

@@ -190,6 +190,7 @@ void EventQueue::run(Time until) {
     ++events_run_;
     e->process();
     if (after_each_) after_each_();
+    if ((events_run_ & 0xffff) == 0 && periodic_) periodic_();
   }
 }
 

@@ -93,6 +93,8 @@ class EventQueue {
   void stop() { stopped_ = true; }
   // Called after every event (used by the sanity checker); empty = nothing.
   void set_after_each(Fn fn) { after_each_ = std::move(fn); }
+  // Called after every 65536th event (progress reports; must not touch the simulation).
+  void set_periodic(std::function<void()> fn) { periodic_ = std::move(fn); }
   uint64_t events_run() const { return events_run_; }
 
  private:
@@ -137,6 +139,7 @@ class EventQueue {
   uint64_t events_run_ = 0;
   bool stopped_ = false;
   Fn after_each_;
+  std::function<void()> periodic_;
 };
 
 }  // namespace schedlab::sim

@@ -13,10 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "io/output.hpp"
+#include "trace/spill.hpp"
 #include "trace/writer_common.hpp"
 
 namespace schedlab::trace {
 namespace {
+
+using detail::TempFile;
 
 constexpr uint32_t kPageSize = 4096;
 constexpr uint32_t kPageHeader = 16;  // u64 timestamp + local_t commit
@@ -272,7 +276,7 @@ class DatWriter : public TraceSink {
     if (!keep(t, cpu)) return;
     ensure_cpu(target_cpu);
     // __bitmask: nr_cpumask_bits rounded up to longs, stored after the fixed fields.
-    int bits = std::max({static_cast<int>(cpus_.size()), target_cpu + 1, 1});
+    int bits = std::max({nr_cpus_, target_cpu + 1, 1});
     size_t mask_bytes = static_cast<size_t>((bits + 63) / 64) * 8;
     if (24 + mask_bytes > kMaxRecord) mask_bytes = kMaxRecord - 24;
     Record r(kIdIpiRaise, c, 24 + mask_bytes);
@@ -302,16 +306,6 @@ class DatWriter : public TraceSink {
   }
 
  private:
-  struct Entry {
-    int64_t ts;
-    size_t off;
-    uint32_t len;
-  };
-  struct Cpu {
-    std::string data;  // payloads, back to back
-    std::vector<Entry> index;
-  };
-
   static Record wake(uint16_t id, const detail::EventContext& c, const TaskInfo& p, int target) {
     Record r(id, c, 36);
     r.comm(8, p.comm);
@@ -327,50 +321,35 @@ class DatWriter : public TraceSink {
     return r;
   }
 
-  void ensure_cpu(int cpu) {
-    if (cpu >= static_cast<int>(cpus_.size())) cpus_.resize(cpu + 1);
-  }
+  void ensure_cpu(int cpu) { nr_cpus_ = std::max(nr_cpus_, cpu + 1); }
 
   bool keep(Time t, int cpu) {
     ensure_cpu(cpu);
     return detail::in_window(window_, t);
   }
 
+  // Kept by (CPU, timestamp): each CPU's events sorted by time, stably, as its pages need.
   void add(Time t, int cpu, const Record& r) {
-    Cpu& c = cpus_[cpu];
-    auto b = r.bytes();
-    c.index.push_back(Entry{std::max<int64_t>(t.count(), 0), c.data.size(),
-                            static_cast<uint32_t>(b.size())});
-    c.data.append(b);
+    events_.add({cpu, std::max<int64_t>(t.count(), 0), 0, 0}, r.bytes());
   }
 
-  // The CPU's events as ring-buffer pages.
-  static std::string pages(Cpu& c) {
-    std::stable_sort(c.index.begin(), c.index.end(),
-                     [](const Entry& a, const Entry& b) { return a.ts < b.ts; });
-    std::string out;
-    std::string page;
-    int64_t page_ts = 0, last = 0;
-    auto flush = [&] {
-      if (page.empty()) return;
-      Bytes o(out);
-      o.u64(static_cast<uint64_t>(page_ts));
-      o.u64(page.size());  // commit: bytes of event data on the page
-      out.append(page);
-      out.append(kPageData - page.size(), '\0');
-      page.clear();
-    };
-    for (const Entry& e : c.index) {
-      uint32_t len = (e.len + 3) & ~3u;
-      uint64_t delta = page.empty() ? 0 : static_cast<uint64_t>(e.ts - last);
+  // One CPU's events as ring-buffer pages, appended to `out` page by page. The events come
+  // sorted by timestamp (stable: equal timestamps in the order they were recorded).
+  class Pages {
+   public:
+    explicit Pages(TempFile& out) : out_(out) {}
+    void add(int64_t ts, std::string_view data) {
+      uint32_t elen = static_cast<uint32_t>(data.size());
+      uint32_t len = (elen + 3) & ~3u;
+      uint64_t delta = page_.empty() ? 0 : static_cast<uint64_t>(ts - last_);
       bool small = len <= kMaxSmallData;
       uint32_t need = (small ? 4 : 8) + len + (delta > kDeltaMask ? 8 : 0);
-      if (page.size() + need > kPageData) {
+      if (page_.size() + need > kPageData) {
         flush();
         delta = 0;
       }
-      if (page.empty()) page_ts = e.ts;
-      Bytes p(page);
+      if (page_.empty()) page_ts_ = ts;
+      Bytes p(page_);
       if (delta > kDeltaMask) {
         p.u32(kTypeTimeExtend | static_cast<uint32_t>((delta & kDeltaMask) << 5));
         p.u32(static_cast<uint32_t>(delta >> 27));
@@ -382,13 +361,27 @@ class DatWriter : public TraceSink {
         p.u32(static_cast<uint32_t>(delta << 5));
         p.u32(len + 4);
       }
-      page.append(c.data, e.off, e.len);
-      page.append(len - e.len, '\0');
-      last = e.ts;
+      page_.append(data);
+      page_.append(len - elen, '\0');
+      last_ = ts;
     }
-    flush();
-    return out;
-  }
+    void flush() {
+      if (page_.empty()) return;
+      std::string head;
+      Bytes o(head);
+      o.u64(static_cast<uint64_t>(page_ts_));
+      o.u64(page_.size());  // commit: bytes of event data on the page
+      out_.append(head);
+      out_.append(page_);
+      out_.append(std::string(kPageData - page_.size(), '\0'));
+      page_.clear();
+    }
+
+   private:
+    TempFile& out_;
+    std::string page_;
+    int64_t page_ts_ = 0, last_ = 0;
+  };
 
   void render_and_write() {
     std::string h;
@@ -427,34 +420,43 @@ class DatWriter : public TraceSink {
       cmdlines += fmt::format("{} {}\n", pid, comm);
     o.u64(cmdlines.size());
     o.raw(cmdlines.data(), cmdlines.size());
-    uint32_t ncpus = static_cast<uint32_t>(std::max<size_t>(cpus_.size(), 1));
-    ensure_cpu(static_cast<int>(ncpus) - 1);
+    uint32_t ncpus = static_cast<uint32_t>(std::max(nr_cpus_, 1));
     o.u32(ncpus);
     o.raw("options  ", 10);
     o.u16(0);  // no options
     o.raw("flyrecord", 10);
-    std::vector<std::string> data(ncpus);
+    // The pages of CPU 0, 1, ... one after the other in a temporary file: the header before
+    // them gives each CPU's offset and size.
+    TempFile data;
+    std::vector<uint64_t> size(ncpus);
+    events_.finish();
     for (uint32_t c = 0; c < ncpus; ++c) {
-      data[c] = pages(cpus_[c]);
-      cpus_[c] = Cpu{};  // the payloads are now in the pages
+      uint64_t start = data.size();
+      Pages p(data);
+      for (; events_.valid() && events_.key()[0] == c; events_.next())
+        p.add(events_.key()[1], events_.payload());
+      p.flush();
+      size[c] = data.size() - start;
     }
     uint64_t off = h.size() + 16ull * ncpus;
     off = (off + kPageSize - 1) / kPageSize * kPageSize;
     for (uint32_t c = 0; c < ncpus; ++c) {
-      o.u64(data[c].empty() ? 0 : off);
-      o.u64(data[c].size());
-      off += data[c].size();
+      o.u64(size[c] == 0 ? 0 : off);
+      o.u64(size[c]);
+      off += size[c];
     }
     h.append((kPageSize - h.size() % kPageSize) % kPageSize, '\0');
-    std::vector<std::string_view> pieces{h};
-    for (const auto& d : data) pieces.push_back(d);
-    detail::write_file_atomically(path_, pieces);
+    io::AtomicFile f("--trace", path_);
+    f.write(h);
+    data.copy_to(f, 0, data.size());
+    f.commit();
   }
 
   std::string path_;
   std::optional<TraceWindow> window_;
   detail::CpuContextTracker tracker_;
-  std::vector<Cpu> cpus_;
+  int nr_cpus_ = 0;
+  detail::SpillSorter events_;  // record payloads; on disk beyond the sorter's memory limit
   bool done_ = false;
 };
 

@@ -9,12 +9,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
 #include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "io/output.hpp"
+#include "trace/spill.hpp"
 #include "trace/writer_common.hpp"
 
 namespace schedlab::trace {
@@ -72,11 +77,25 @@ std::string us(int64_t ns) {
   return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
 }
 
+// A resolved slice as flows look it up (fixed size, kept in a temporary file).
+struct TrackRec {
+  int64_t b, e;
+  int32_t depth, pid;
+  uint8_t cat;
+  uint8_t pad[7];
+};
+static_assert(sizeof(TrackRec) == 32);
+
+// Every event is kept in memory-bounded sorters (detail::SpillSorter, on disk beyond their
+// limit) until end(): kernel slices by (CPU, start, -end), task/idle intervals by (CPU,
+// start), instants by time, flows in order. end() resolves one CPU's track at a time.
 class JsonWriter : public TraceSink {
  public:
   JsonWriter(std::string path, std::optional<TraceWindow> window)
       : path_(std::move(path)), window_(window) {
     detail::check_writable(path_);
+    w0_ = window_ ? window_->first.count() : INT64_MIN;
+    w1_ = window_ ? window_->second.count() : INT64_MAX;
   }
 
   void begin(const machine::Machine& m) override {
@@ -94,7 +113,7 @@ class JsonWriter : public TraceSink {
       close_task(static_cast<int>(c), te);
       close_idle(static_cast<int>(c), te);
     }
-    detail::write_file_atomically(path_, render());
+    render_and_write();
   }
 
   void sched_switch(Time t, int cpu, const TaskInfo& prev, PrevState,
@@ -116,7 +135,7 @@ class JsonWriter : public TraceSink {
         Flow f = w->second;
         f.dst_cpu = cpu;
         f.dst_t = ts;
-        flows_.push_back(f);
+        add_flow(f);
         pending_wake_.erase(w);
       }
     }
@@ -172,7 +191,7 @@ class JsonWriter : public TraceSink {
       Flow f = q.front();
       q.pop_front();
       f.dst_t = t.count();
-      flows_.push_back(f);
+      add_flow(f);
     }
   }
 
@@ -183,14 +202,22 @@ class JsonWriter : public TraceSink {
     instant(t, cpu, "sched_wake_idle_without_ipi", fmt::format(R"({{"cpu":{}}})", target_cpu));
   }
 
+  // Clipped to the window here: the order below is that of the clipped slices.
   void kernel_slice(int cpu, Time b, Time e, KernelPath path) override {
     ensure_cpu(cpu);
     if (e < b) return;
-    cpus_[cpu].kernel.push_back(Slice{b.count(), e.count(), Cat::Kernel, 0,
-                                      kernel_path_name(path)});
+    int64_t sb = b.count(), se = e.count();
+    bool zero = sb == se;
+    sb = std::max(sb, w0_);
+    se = std::min(se, w1_);
+    if (!(se > sb || (zero && sb == se && sb >= w0_ && sb < w1_))) return;
+    char p = static_cast<char>(path);
+    kernel_.add({cpu, sb, -se, 0}, std::string_view(&p, 1));
   }
 
  private:
+  static constexpr size_t kChunk = size_t{1} << 20;  // bytes per write of the file
+
   struct Cpu {
     bool running = false;  // a task other than idle is current
     int pid = 0, prio = 0;
@@ -199,8 +226,6 @@ class JsonWriter : public TraceSink {
     bool in_idle = false;
     int idle_state = 0;
     int64_t idle_since = 0;
-    std::vector<Slice> base;    // task and idle-state intervals
-    std::vector<Slice> kernel;  // kernel paths
     std::deque<Flow> pending_ipis[2];  // raised, not yet entered; by IpiKind, FIFO
   };
 
@@ -209,11 +234,31 @@ class JsonWriter : public TraceSink {
     if (cpu >= static_cast<int>(cpus_.size())) cpus_.resize(cpu + 1);
   }
 
+  // A task / idle interval: payload end, cat, pid, prio, name.
+  static std::string slice_payload(int64_t e, Cat cat, int pid, int prio, std::string_view name) {
+    std::string s(17, '\0');
+    std::memcpy(s.data(), &e, 8);
+    s[8] = static_cast<char>(cat);
+    std::memcpy(s.data() + 9, &pid, 4);
+    std::memcpy(s.data() + 13, &prio, 4);
+    s.append(name);
+    return s;
+  }
+  static Slice slice_of(int64_t b, std::string_view p) {
+    Slice s{b, 0, Cat::Task};
+    std::memcpy(&s.e, p.data(), 8);
+    s.cat = static_cast<Cat>(p[8]);
+    std::memcpy(&s.pid, p.data() + 9, 4);
+    std::memcpy(&s.prio, p.data() + 13, 4);
+    s.name = std::string(p.substr(17));
+    return s;
+  }
+
   void close_task(int cpu, int64_t t) {
     Cpu& c = cpus_[cpu];
     if (!c.running) return;
     c.running = false;
-    if (t > c.since) c.base.push_back(Slice{c.since, t, Cat::Task, 0, c.comm, c.pid, c.prio});
+    if (t > c.since) base_.add({cpu, c.since, 0, 0}, slice_payload(t, Cat::Task, c.pid, c.prio, c.comm));
   }
 
   void close_idle(int cpu, int64_t t) {
@@ -223,79 +268,107 @@ class JsonWriter : public TraceSink {
     std::string name = c.idle_state < static_cast<int>(idle_names_.size())
                            ? idle_names_[c.idle_state]
                            : fmt::format("state {}", c.idle_state);
-    if (t > c.idle_since) c.base.push_back(Slice{c.idle_since, t, Cat::Idle, 0, name});
+    if (t > c.idle_since) base_.add({cpu, c.idle_since, 0, 0}, slice_payload(t, Cat::Idle, -1, 0, name));
   }
 
-  void instant(Time t, int cpu, const char* name, std::string args) {
-    instants_.push_back(Instant{t.count(), cpu, name, std::move(args)});
+  void instant(Time t, int cpu, const char* name, const std::string& args) {
+    std::string p(4, '\0');
+    int32_t c = cpu;
+    std::memcpy(p.data(), &c, 4);
+    p += name;
+    p += '\0';
+    p += args;
+    instants_.add({t.count(), 0, 0, 0}, p);
+  }
+
+  void add_flow(const Flow& f) {
+    flows_.add({0, 0, 0, 0}, std::string_view(reinterpret_cast<const char*>(&f), sizeof f));
   }
 
   bool in_window(int64_t t) const { return detail::in_window(window_, Time::ns(t)); }
 
-  // Builds the final, properly nested slice list of one CPU (sorted by start, parents first).
-  std::vector<Slice> resolve(Cpu& c) const {
-    int64_t w0 = window_ ? window_->first.count() : INT64_MIN;
-    int64_t w1 = window_ ? window_->second.count() : INT64_MAX;
-    std::vector<Slice> out;
-    // Kernel slices, clipped to the window, nested by a stack; partial overlaps clipped.
-    std::vector<Slice> k;
-    for (Slice s : c.kernel) {
-      bool zero = s.b == s.e;
-      s.b = std::max(s.b, w0);
-      s.e = std::min(s.e, w1);
-      if (s.e > s.b || (zero && s.b == s.e && s.b >= w0 && s.b < w1)) k.push_back(s);
-    }
-    std::stable_sort(k.begin(), k.end(), [](const Slice& a, const Slice& b) {
-      return a.b != b.b ? a.b < b.b : a.e > b.e;
-    });
-    std::vector<size_t> stack;  // indices into `out` of the open kernel slices
-    std::vector<std::pair<int64_t, int64_t>> top;  // top-level busy intervals
-    for (Slice s : k) {
-      while (!stack.empty() && out[stack.back()].e <= s.b &&
-             !(s.e == s.b && out[stack.back()].b == s.b))
+  // One CPU's final, properly nested slice list (sorted by start, parents first) into `out`,
+  // keyed (start, depth, -end, 0 for kernel / 1 for task and idle): the order a stable sort of
+  // the kernel slices followed by the task/idle pieces gives.
+  void resolve(int cpu, detail::SpillSorter& out) {
+    // Kernel slices (clipped to the window when added), sorted by (start, -end), nested by a
+    // stack; partial overlaps clipped to the enclosing slice.
+    detail::SpillSorter top(limit_);  // top-level busy intervals, in order
+    std::vector<std::pair<int64_t, int64_t>> stack;  // the open kernel slices
+    for (; kernel_.valid() && kernel_.key()[0] == cpu; kernel_.next()) {
+      int64_t b = kernel_.key()[1], e = -kernel_.key()[2];
+      while (!stack.empty() && stack.back().second <= b && !(e == b && stack.back().first == b))
         stack.pop_back();
-      if (!stack.empty() && s.e > out[stack.back()].e)
-        s.e = out[stack.back()].e;  // partial overlap: clip to the enclosing slice
-      s.depth = static_cast<int>(stack.size());
-      out.push_back(s);
-      if (s.depth == 0 && s.e > s.b) top.emplace_back(s.b, s.e);
-      stack.push_back(out.size() - 1);
+      if (!stack.empty() && e > stack.back().second) e = stack.back().second;
+      int64_t depth = static_cast<int64_t>(stack.size());
+      out.add({b, depth, -e, 0}, slice_payload(e, Cat::Kernel, -1, 0,
+                                              kernel_path_name(static_cast<KernelPath>(
+                                                  kernel_.payload()[0]))));
+      if (depth == 0 && e > b) {
+        int64_t be[2] = {b, e};
+        top.add({0, 0, 0, 0}, std::string_view(reinterpret_cast<const char*>(be), sizeof be));
+      }
+      stack.emplace_back(b, e);
     }
-    // Base (task / idle) intervals: sorted, made disjoint, clipped to the window, then split
-    // around the top-level kernel slices.
-    std::vector<Slice> base = c.base;
-    std::stable_sort(base.begin(), base.end(),
-                     [](const Slice& a, const Slice& b) { return a.b < b.b; });
+    top.finish();
+    // Task / idle intervals: sorted, made disjoint, clipped to the window, then split around
+    // the top-level kernel slices (those that overlap the interval, held in `win`).
+    std::deque<std::pair<int64_t, int64_t>> win;
+    auto pull = [&] {
+      if (!top.valid()) return false;
+      int64_t be[2];
+      std::memcpy(be, top.payload().data(), sizeof be);
+      win.emplace_back(be[0], be[1]);
+      top.next();
+      return true;
+    };
     int64_t last_end = INT64_MIN;
-    size_t ti = 0;
-    for (Slice s : base) {
-      s.b = std::max({s.b, w0, last_end});
-      s.e = std::min(s.e, w1);
+    for (; base_.valid() && base_.key()[0] == cpu; base_.next()) {
+      Slice s = slice_of(base_.key()[1], base_.payload());
+      s.b = std::max({s.b, w0_, last_end});
+      s.e = std::min(s.e, w1_);
       if (s.e <= s.b) continue;
       last_end = s.e;
-      while (ti < top.size() && top[ti].second <= s.b) ++ti;
+      for (;;) {
+        if (win.empty() && !pull()) break;
+        if (win.front().second > s.b) break;
+        win.pop_front();
+      }
+      while ((win.empty() || win.back().first < s.e) && pull()) {
+      }
+      auto piece = [&](int64_t b, int64_t e) {
+        out.add({b, 0, -e, 1}, slice_payload(e, s.cat, s.pid, s.prio, s.name));
+      };
       int64_t cur = s.b;
-      for (size_t j = ti; j < top.size() && top[j].first < s.e; ++j) {
-        if (top[j].first > cur) {
-          Slice p = s;
-          p.b = cur;
-          p.e = top[j].first;
-          out.push_back(p);
-        }
-        cur = std::max(cur, top[j].second);
+      for (size_t j = 0; j < win.size() && win[j].first < s.e; ++j) {
+        if (win[j].first > cur) piece(cur, win[j].first);
+        cur = std::max(cur, win[j].second);
       }
-      if (cur < s.e) {
-        Slice p = s;
-        p.b = cur;
-        out.push_back(p);
-      }
+      if (cur < s.e) piece(cur, s.e);
     }
-    std::stable_sort(out.begin(), out.end(), [](const Slice& a, const Slice& b) {
-      if (a.b != b.b) return a.b < b.b;
-      if (a.depth != b.depth) return a.depth < b.depth;
-      return a.e > b.e;
-    });
-    return out;
+    out.finish();
+  }
+
+  // A CPU's resolved slices as flows look them up: records [first, first + n) of tracks_.
+  struct Track {
+    uint64_t first = 0, n = 0;
+  };
+
+  // Record i of tracks_, through a small direct-mapped cache of blocks.
+  const TrackRec& rec(uint64_t i) {
+    constexpr uint64_t kBlock = 256;
+    constexpr size_t kSlots = 64;
+    uint64_t blk = i / kBlock;
+    auto& slot = cache_[blk % kSlots];
+    if (slot.first != blk || slot.second.empty()) {
+      slot.first = blk;
+      slot.second.resize(kBlock);
+      size_t got = tracks_->read(blk * kBlock * sizeof(TrackRec),
+                                 reinterpret_cast<char*>(slot.second.data()),
+                                 kBlock * sizeof(TrackRec));
+      slot.second.resize(got / sizeof(TrackRec));
+    }
+    return slot.second[i % kBlock];
   }
 
   // Where a flow endpoint at time t on a track goes so that it binds to the intended slice:
@@ -303,16 +376,25 @@ class JsonWriter : public TraceSink {
   // starting at or after t). Returns false when there is no such slice.
   // Tracks are sorted by start; top-level slices are disjoint and nested ones lie inside
   // them, so both searches look at a handful of slices around t.
-  static bool place(const std::vector<Slice>& track, int64_t t, int pid, int64_t* at) {
-    auto by_start = [](const Slice& s, int64_t v) { return s.b < v; };
+  bool place(const Track& tr, int64_t t, int pid, int64_t* at) {
+    auto bound = [&](bool upper) {  // first index with b >= t (lower) or b > t (upper)
+      uint64_t lo = 0, hi = tr.n;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int64_t b = rec(tr.first + mid).b;
+        if (upper ? !(t < b) : b < t) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
     if (pid >= 0) {
       // The wakee's first task slice at or after t: the first task slice there (kernel slices
       // such as the rest of schedule() come before it).
-      for (auto it = std::lower_bound(track.begin(), track.end(), t, by_start);
-           it != track.end(); ++it) {
-        if (it->cat == Cat::Kernel) continue;
-        if (it->cat == Cat::Task && it->pid == pid) {
-          *at = it->e - it->b > 1 ? it->b + 1 : it->b;
+      for (uint64_t i = bound(false); i < tr.n; ++i) {
+        const TrackRec& r = rec(tr.first + i);
+        if (r.cat == static_cast<uint8_t>(Cat::Kernel)) continue;
+        if (r.cat == static_cast<uint8_t>(Cat::Task) && r.pid == pid) {
+          *at = r.e - r.b > 1 ? r.b + 1 : r.b;
           return true;
         }
         break;
@@ -320,27 +402,34 @@ class JsonWriter : public TraceSink {
     }
     // The deepest slice containing t: walk back from the last slice starting at or before t
     // to the top-level slice that contains them.
-    auto end = std::upper_bound(track.begin(), track.end(), t,
-                                [](int64_t v, const Slice& s) { return v < s.b; });
-    const Slice* best = nullptr;
-    for (auto it = end; it != track.begin();) {
-      --it;
-      if (it->b <= t && t < it->e && (!best || it->depth > best->depth)) best = &*it;
-      if (it->depth == 0) break;
+    bool found = false;
+    TrackRec best{};
+    for (uint64_t i = bound(true); i > 0;) {
+      --i;
+      TrackRec r = rec(tr.first + i);
+      if (r.b <= t && t < r.e && (!found || r.depth > best.depth)) {
+        best = r;
+        found = true;
+      }
+      if (r.depth == 0) break;
     }
-    if (!best) return false;
-    *at = (t == best->b && best->e - best->b > 1) ? t + 1 : t;
+    if (!found) return false;
+    *at = (t == best.b && best.e - best.b > 1) ? t + 1 : t;
     return true;
   }
 
-  std::string render() {
-    std::string o;
-    o += "{\"traceEvents\":[\n";
+  void render_and_write() {
+    io::AtomicFile file("--trace", path_);
+    std::string o = "{\"traceEvents\":[\n";
     bool first = true;
     auto emit = [&](const std::string& ev) {
       if (!first) o += ",\n";
       first = false;
       o += ev;
+      if (o.size() >= kChunk) {
+        file.write(o);
+        o.clear();
+      }
     };
     int n = static_cast<int>(cpus_.size());
     auto pid_of = [&](int cpu) {
@@ -368,10 +457,21 @@ class JsonWriter : public TraceSink {
       emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
                        pid_of(cpu), cpu, cpu));
     }
-    std::vector<std::vector<Slice>> tracks(n);
-    for (int cpu = 0; cpu < n; ++cpu) tracks[cpu] = resolve(cpus_[cpu]);
+    // The slices, one CPU at a time; each CPU's resolved track is kept for the flows.
+    kernel_.finish();
+    base_.finish();
+    tracks_ = std::make_unique<detail::TempFile>();
+    std::vector<Track> tracks(n);
     for (int cpu = 0; cpu < n; ++cpu) {
-      for (const Slice& s : tracks[cpu]) {
+      detail::SpillSorter out(limit_);
+      resolve(cpu, out);
+      tracks[cpu].first = tracks_->size() / sizeof(TrackRec);
+      for (; out.valid(); out.next()) {
+        const auto& k = out.key();
+        Slice s = slice_of(k[0], out.payload());
+        TrackRec r{s.b, s.e, static_cast<int32_t>(k[1]), s.pid, static_cast<uint8_t>(s.cat), {}};
+        tracks_->append(std::string_view(reinterpret_cast<const char*>(&r), sizeof r));
+        ++tracks[cpu].n;
         const char* cat = s.cat == Cat::Task ? "task" : s.cat == Cat::Idle ? "idle" : "kernel";
         std::string args = s.cat == Cat::Task
                                ? fmt::format(R"(,"args":{{"pid":{},"prio":{}}})", s.pid, s.prio)
@@ -380,14 +480,22 @@ class JsonWriter : public TraceSink {
                          cat, json_escape(s.name), pid_of(cpu), cpu, us(s.b), us(s.e - s.b), args));
       }
     }
-    std::stable_sort(instants_.begin(), instants_.end(),
-                     [](const Instant& a, const Instant& b) { return a.t < b.t; });
-    for (const Instant& i : instants_) {
-      if (!in_window(i.t)) continue;
+    instants_.finish();
+    for (; instants_.valid(); instants_.next()) {
+      int64_t t = instants_.key()[0];
+      if (!in_window(t)) continue;
+      std::string_view p = instants_.payload();
+      int32_t cpu;
+      std::memcpy(&cpu, p.data(), 4);
+      p.remove_prefix(4);
+      size_t z = p.find('\0');
       emit(fmt::format(R"({{"ph":"i","s":"t","cat":"sched","name":"{}","pid":{},"tid":{},"ts":{},"args":{}}})",
-                       i.name, pid_of(i.cpu), i.cpu, us(i.t), i.args));
+                       p.substr(0, z), pid_of(cpu), cpu, us(t), p.substr(z + 1)));
     }
-    for (const Flow& f : flows_) {
+    flows_.finish();
+    for (; flows_.valid(); flows_.next()) {
+      Flow f;
+      std::memcpy(&f, flows_.payload().data(), sizeof f);
       if (!in_window(f.src_t) || !in_window(f.dst_t)) continue;
       int64_t a, b;
       if (!place(tracks[f.src_cpu], f.src_t, -1, &a)) continue;
@@ -399,17 +507,24 @@ class JsonWriter : public TraceSink {
                        f.name, f.name, f.id, pid_of(f.dst_cpu), f.dst_cpu, us(b)));
     }
     o += "\n],\"displayTimeUnit\":\"ns\"}\n";
-    return o;
+    file.write(o);
+    file.commit();
   }
 
   std::string path_;
   std::optional<TraceWindow> window_;
+  size_t limit_ = detail::spill_memory_limit();  // of each sorter, read when opened
+  int64_t w0_, w1_;
   machine::Topology topo_;
   bool have_topo_ = false;
   std::vector<std::string> idle_names_;
   std::vector<Cpu> cpus_;
-  std::vector<Instant> instants_;
-  std::vector<Flow> flows_;
+  detail::SpillSorter kernel_;    // kernel slices: (cpu, start, -end), payload the path
+  detail::SpillSorter base_;      // task / idle intervals: (cpu, start)
+  detail::SpillSorter instants_;  // (time): cpu, name, args
+  detail::SpillSorter flows_;     // in the order they completed
+  std::unique_ptr<detail::TempFile> tracks_;
+  std::array<std::pair<uint64_t, std::vector<TrackRec>>, 64> cache_;
   std::unordered_map<int, Flow> pending_wake_;
   int64_t next_flow_id_ = 1;
   bool done_ = false;

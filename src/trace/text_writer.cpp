@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "io/output.hpp"
+#include "trace/spill.hpp"
 #include "trace/writer_common.hpp"
 
 namespace schedlab::trace {
@@ -54,23 +56,20 @@ class TextWriter : public TraceSink {
         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
         "#              | |         |   |||||     |         |\n";
     // Merge the CPUs by timestamp as reading the trace file does: on equal timestamps the
-    // lower CPU first; one CPU's events in the order they were recorded.
-    auto before = [](const Entry& a, const Entry& b) {
-      return a.ts != b.ts ? a.ts < b.ts : a.cpu < b.cpu;
-    };
-    bool sorted = std::is_sorted(index_.begin(), index_.end(), before);
-    std::vector<std::string_view> pieces{out};
-    if (sorted) {
-      pieces.push_back(body_);
-    } else {
-      std::stable_sort(index_.begin(), index_.end(), before);
-      pieces.reserve(index_.size() + 1);
-      std::string_view all(body_);
-      for (const Entry& e : index_) pieces.push_back(all.substr(e.off, e.len));
+    // lower CPU first; one CPU's events in the order they were recorded (the sorter is stable).
+    io::AtomicFile f("--trace", path_);
+    f.write(out);
+    lines_.finish();
+    std::string chunk;
+    for (; lines_.valid(); lines_.next()) {
+      chunk.append(lines_.payload());
+      if (chunk.size() >= kChunk) {
+        f.write(chunk);
+        chunk.clear();
+      }
     }
-    detail::write_file_atomically(path_, pieces);
-    std::string().swap(body_);
-    std::vector<Entry>().swap(index_);
+    f.write(chunk);
+    f.commit();
   }
 
   void sched_switch(Time t, int cpu, const TaskInfo& prev, PrevState st,
@@ -155,29 +154,24 @@ class TextWriter : public TraceSink {
   template <class... Args>
   void line(Time t, int cpu, const EventContext& c, const char* event,
             fmt::format_string<Args...> fields, Args&&... args) {
-    size_t off = body_.size();
-    auto out = std::back_inserter(body_);
+    line_.clear();
+    auto out = std::back_inserter(line_);
     fmt::format_to(out, "{:>16}-{:<7} [{:03}] {} {}: {}: ", c.comm, c.pid, cpu,
                    detail::lat_fmt(c.flags, c.preempt_count), detail::ftrace_timestamp(t), event);
     fmt::format_to(out, fields, std::forward<Args>(args)...);
-    body_ += '\n';
-    index_.push_back({t.count(), cpu, off, body_.size() - off});
+    line_ += '\n';
+    lines_.add({t.count(), cpu, 0, 0}, line_);
     ++entries_;
   }
 
-  struct Entry {
-    int64_t ts;
-    int cpu;
-    size_t off;
-    size_t len;
-  };
+  static constexpr size_t kChunk = size_t{1} << 20;  // bytes per write of the body
 
   std::string path_;
   std::optional<TraceWindow> window_;
   detail::CpuContextTracker tracker_;
   int nr_cpus_ = 0;
-  std::string body_;  // the lines, in call order
-  std::vector<Entry> index_;
+  std::string line_;
+  detail::SpillSorter lines_;  // the lines, by (timestamp, CPU); on disk beyond its limit
   int64_t entries_ = 0;
   bool done_ = false;
 };

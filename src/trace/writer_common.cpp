@@ -8,10 +8,6 @@
 
 namespace schedlab::trace::detail {
 
-void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
-  io::write_file_atomic("--trace", path, pieces);
-}
-
 void check_writable(const std::string& path) { io::check_output_path({"--trace", path}); }
 
 std::string switch_comm(const TaskInfo& p, int cpu) {

@@ -11,12 +11,6 @@
 
 namespace schedlab::trace::detail {
 
-// Writes the trace file whole (io::write_file_atomic: a temporary file renamed at the end,
-// removed on failure or SIGINT/SIGTERM). Throws io::OutputError naming --trace and the path.
-void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces);
-inline void write_file_atomically(const std::string& path, std::string_view data) {
-  write_file_atomically(path, std::vector<std::string_view>{data});
-}
 // Fails early (io::OutputError naming --trace and the path) when the trace cannot be written
 // there, so that a long run does not end in an unwritable trace. Leaves nothing behind.
 void check_writable(const std::string& path);

@@ -27,8 +27,9 @@ using TraceWindow = std::pair<Time, Time>;
 
 // Opens a trace writer chosen by the file extension: ".dat" (trace-cmd trace.dat, v6),
 // ".txt" (ftrace text as /sys/kernel/tracing/trace prints it), ".json" (Chrome/Perfetto
-// trace-event JSON). Nothing is written until end(): the file then appears whole (written to a
-// temporary file next to it and renamed), so a run that fails leaves no partial output.
+// trace-event JSON). The file appears whole at end() (written to a temporary file next to it
+// and renamed), so a run that fails leaves no partial output; until then the events are kept in
+// memory-bounded sorters that spill to an unlinked temporary file (trace/spill.hpp).
 // Throws TraceError for an unknown extension, io::OutputError for a path that cannot be written.
 std::unique_ptr<TraceSink> open_trace(const std::string& path,
                                       std::optional<TraceWindow> window = std::nullopt);

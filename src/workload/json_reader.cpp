@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -225,8 +226,56 @@ std::string blank_trailing_commas(const std::string& text) {
   return out;
 }
 
+std::string json_c_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    char c = text[i];
+    if (c == '"') {  // a string as it is
+      size_t s = i;
+      for (++i; i < n && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      out.append(text, s, std::min(i, n - 1) - s + 1);
+      continue;
+    }
+    if (c == '/' && i + 1 < n && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      size_t e = skip_blank(text, i);
+      out.append(text, i, e - i);
+      i = e - 1;
+      continue;
+    }
+    if (c == '\'') {  // json-c's single-quoted string (or key): the same string, double-quoted
+      out += '"';
+      for (++i; i < n && text[i] != '\''; ++i) {
+        if (text[i] == '\\' && i + 1 < n) {
+          out += text[i++];
+          out += text[i];
+        } else if (text[i] == '"') {
+          out += "\\\"";
+        } else {
+          out += text[i];
+        }
+      }
+      if (i < n) out += '"';
+      continue;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c))) {  // json-c reads true, false, null in any case
+      size_t e = i;
+      while (e < n && std::isalpha(static_cast<unsigned char>(text[e]))) ++e;
+      std::string word = text.substr(i, e - i), lower = word;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      out += (lower == "true" || lower == "false" || lower == "null") ? lower : word;
+      i = e - 1;
+      continue;
+    }
+    out += c;
+  }
+  return blank_trailing_commas(out);
+}
+
 Value parse(const std::string& text, const std::string& file_name) {
-  const std::string input = blank_trailing_commas(text);
+  const std::string input = json_c_text(text);
   const char* furthest = input.data();
   Builder b(input, file_name, &furthest);
   TrackingIt first{input.data(), &furthest};

@@ -1,8 +1,11 @@
 // An ordered JSON document with source lines, read through nlohmann::json's SAX interface.
 // Object members keep their file order and their duplicates (rt-app's workgen keeps repeated
 // keys such as several "run" events of a phase), every value knows the line of its key, and
-// a syntax error names FILE:LINE:COLUMN. Accepts what rt-app's json-c reader accepts beyond
-// strict JSON where nlohmann::json can: C and C++ comments, and a trailing comma before } or ].
+// a syntax error names FILE:LINE:COLUMN. Accepts what rt-app's json-c reader (json_tokener_parse,
+// not strict) accepts beyond strict JSON, checked against json-c's json_tokener.c (d17ad9d):
+// C and C++ comments, a trailing comma before } or ], single-quoted strings and keys, and true,
+// false and null in any case (True, NULL). Like json-c it rejects a key without a value
+// ({"a"} and {"a": }); NaN and Infinity, which json-c reads as numbers, are syntax errors here.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -51,5 +54,10 @@ Value parse(const std::string& text, const std::string& file_name);
 // The text with every comma that is followed (after whitespace and comments) by '}' or ']'
 // replaced by a space, outside strings and comments; offsets and lines are unchanged.
 std::string blank_trailing_commas(const std::string& text);
+
+// The text as strict JSON (with comments) where json-c reads it otherwise: single-quoted strings
+// double-quoted (a '"' inside escaped), true/false/null lower-cased, trailing commas blanked.
+// Lines are unchanged; columns after an escaped '"' move by one.
+std::string json_c_text(const std::string& text);
 
 }  // namespace schedlab::workload::json

@@ -15,8 +15,8 @@ using Shared = Completion;
 class PipeWorker : public Program {
  public:
   PipeWorker(int id, Channel* in, Channel* out, long long loops, ChannelCosts c, int64_t exit_ns,
-             Shared* sh)
-      : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh) {}
+             Shared* sh, long long* ops = nullptr)
+      : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh), ops_(ops) {}
 
  protected:
   void step(Api& /*k*/, Task& self) override {
@@ -43,6 +43,7 @@ class PipeWorker : public Program {
       if (read(*in_, c_, self)) {
         sent_ = false;
         ++i_;
+        if (ops_) *ops_ = i_;
       }
     }
   }
@@ -55,6 +56,7 @@ class PipeWorker : public Program {
   ChannelCosts c_;
   int64_t exit_ns_;
   Shared* sh_;
+  long long* ops_;  // round trips done, for progress()
   long long i_ = 0;
   bool have_ = false, sent_ = false, done_ = false;
 };
@@ -64,6 +66,7 @@ class PipeWorker : public Program {
 struct PerfPipe::State {
   Shared sh;
   Channel p1, p2;
+  long long ops = 0;
 };
 
 PerfPipe::PerfPipe(const PerfPipeOptions& o) : o_(o), st_(std::make_unique<State>()) {}
@@ -79,7 +82,7 @@ void PerfPipe::setup(Api& k) {
   kernel::TaskOptions o;
   auto* t1 = k.create_task("sched-pipe",
                            std::make_unique<PipeWorker>(1, &st_->p2, &st_->p1, o_.loops, pc,
-                                                        c.exit_ns, &st_->sh),
+                                                        c.exit_ns, &st_->sh, &st_->ops),
                            o);
   kernel::TaskOptions o0;
   o0.fork_cpu = k.task_cpu(*t1);
@@ -91,6 +94,10 @@ void PerfPipe::setup(Api& k) {
 }
 
 bool PerfPipe::finished() const { return st_->sh.finished; }
+
+double PerfPipe::progress() const {
+  return o_.loops > 0 ? static_cast<double>(st_->ops) / static_cast<double>(o_.loops) : -1;
+}
 
 sim::Time PerfPipe::time_limit() const {
   return sim::Time::sec(3600);

@@ -21,6 +21,7 @@ class PerfPipe : public Workload {
   std::string report() const override;
   std::vector<Metric> metrics() const override;
   sim::Time time_limit() const override;
+  double progress() const override;
 
  private:
   struct State;

@@ -195,14 +195,14 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "warm-up timelimit/5, then timelimit seconds; prints Throughput MB/sec"},
       {"schbench",
        "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-s SLEEP_USEC] [-n OPS] [-F KB] [-L] [-C] "
-       "[-R RPS] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME]",
+       "[-R RPS] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME] [-M CPUS|auto] [-W CPUS|auto]",
        "schbench (2023+): message threads wake workers via futexes; usleep + matrix math under a "
        "per-CPU lock; prints wakeup/request latency percentiles and average rps"},
       {"netperf",
        "netperf -t TCP_RR [-l SECONDS] [-H HOST] [-T LCPU,RCPU] [-P 0|1] [--instances=N] [-- -r REQ,RESP]",
        "N concurrent client/server pairs ping-pong over loopback TCP (--instances is a schedlab "
        "extension); prints netperf's TCP_RR table (Trans. Rate per sec)"},
-      {"rt-app", "rt-app [-l LEVEL] FILE.json",
+      {"rt-app", "rt-app [-l LEVEL] [--duration SECONDS] FILE.json",
        "rt-app: threads described by a JSON use case (run, sleep, timer, mutexes, conditions, "
        "barriers, fork, ...); writes rt-app's per-thread logs; metrics: wakeup latency, slack, "
        "missed periods per task"},

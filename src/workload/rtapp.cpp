@@ -574,8 +574,16 @@ namespace {
 // rt-app's name of a thread created at start: "<task>-<index among all threads>".
 std::string initial_thread_name(const rtapp::Task& t, int ind) { return fmt::format("{}-{}", t.name, ind); }
 
+// "<logdir>/<name>" without rt-app's doubled slash (its default logdir is "./"): a path in the
+// current directory is written "./name".
+std::string in_logdir(const rtapp::Global& g, const std::string& name) {
+  std::filesystem::path p = (std::filesystem::path(g.logdir) / name).lexically_normal();
+  std::string s = p.string();
+  return p.is_relative() && s.find('/') == std::string::npos ? "./" + s : s;
+}
+
 std::string log_path(const rtapp::Global& g, const std::string& thread) {
-  return fmt::format("{}/{}-{}.log", g.logdir, g.log_basename, thread);
+  return in_logdir(g, fmt::format("{}-{}.log", g.log_basename, thread));
 }
 }  // namespace
 
@@ -821,23 +829,29 @@ std::string Rtapp::report() const {
   }
   auto files = output_files();
   if (!files.empty())
-    out += fmt::format("# schedlab: logs: {}/{}-*.log ({} files)\n", cfg_.global.logdir,
-                       cfg_.global.log_basename, files.size());
+    out += fmt::format("# schedlab: logs: {} ({} files)\n", in_logdir(cfg_.global, cfg_.global.log_basename + "-*.log"),
+                       files.size());
   return out;
 }
 
 // --- parsing ------------------------------------------------------------------------------
 
-rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name, int nr_cpus) {
-  return rtapp::parse_config(text, file_name, nr_cpus);
+rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name, int nr_cpus, int64_t duration_s) {
+  return rtapp::parse_config(text, file_name, nr_cpus, duration_s);
 }
 
 std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& args, int nr_cpus) {
   std::string file;
   bool log_level = false;  // the verbosity of rt-app's own messages: not modeled
+  int64_t duration_s = 0;  // --duration: schedlab's, for global.duration
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-l" || a == "--log") {
+    if (a == "--duration") {
+      if (i + 1 >= args.size()) throw WorkloadError("rt-app: option '--duration' needs a value (seconds)");
+      duration_s = parse_count(a, args[++i], 1, 1000000);
+    } else if (a.rfind("--duration=", 0) == 0) {
+      duration_s = parse_count("--duration", a.substr(11), 1, 1000000);
+    } else if (a == "-l" || a == "--log") {
       if (i + 1 >= args.size()) throw WorkloadError(fmt::format("rt-app: option '{}' needs a value", a));
       parse_count(a, args[++i], 0, 1000);
       log_level = true;
@@ -847,21 +861,21 @@ std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& ar
     } else if (a == "-") {
       throw WorkloadError("rt-app: reading the use case from stdin ('-') is not supported: give a file");
     } else if (a.size() > 1 && a[0] == '-') {
-      throw WorkloadError(fmt::format("rt-app: unknown option '{}' (usage: rt-app [-l LEVEL] FILE.json)", a));
+      throw WorkloadError(fmt::format("rt-app: unknown option '{}' (usage: rt-app [-l LEVEL] [--duration SECONDS] FILE.json)", a));
     } else if (!file.empty()) {
-      throw WorkloadError(fmt::format("rt-app: unexpected argument '{}' (usage: rt-app [-l LEVEL] FILE.json)", a));
+      throw WorkloadError(fmt::format("rt-app: unexpected argument '{}' (usage: rt-app [-l LEVEL] [--duration SECONDS] FILE.json)", a));
     } else {
       file = a;
     }
   }
-  if (file.empty()) throw WorkloadError("rt-app: no use case file (usage: rt-app [-l LEVEL] FILE.json)");
+  if (file.empty()) throw WorkloadError("rt-app: no use case file (usage: rt-app [-l LEVEL] [--duration SECONDS] FILE.json)");
   std::ifstream in(file, std::ios::binary);
   std::error_code ec;
   if (!in || std::filesystem::is_directory(file, ec))
     throw WorkloadError(fmt::format("rt-app: cannot read '{}'", file));
   std::stringstream ss;
   ss << in.rdbuf();
-  rtapp::Config cfg = parse_rtapp(ss.str(), file, nr_cpus);
+  rtapp::Config cfg = parse_rtapp(ss.str(), file, nr_cpus, duration_s);
   if (log_level)
     cfg.warnings.push_back("rt-app -l: rt-app's log level is not modeled; the report shows its notice lines");
   if (!std::filesystem::is_directory(cfg.global.logdir, ec))

@@ -15,10 +15,13 @@ namespace schedlab::workload {
 
 // Parses a use case from its text; `file_name` is what errors and warnings name. Throws
 // WorkloadError "FILE:LINE: KEY: what". Touches no file (the fuzzing entry point).
+// duration_s > 0 replaces global.duration (`rt-app --duration`).
 rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name,
-                          int nr_cpus = 4096);
+                          int nr_cpus = 4096, int64_t duration_s = 0);
 
-// `rt-app [-l LEVEL] FILE.json`: reads the file, parses it, checks that logdir exists.
+// `rt-app [-l LEVEL] [--duration SECONDS] FILE.json`: reads the file, parses it, checks that
+// logdir exists. --duration is schedlab's (rt-app has only global.duration): it replaces the
+// use case's global.duration, so one that loops forever runs for that long.
 std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& args, int nr_cpus);
 
 // What the model uses for rt-app's pLoad when the use case asks it to calibrate ("calibration":

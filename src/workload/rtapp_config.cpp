@@ -120,7 +120,8 @@ struct Held {
 
 class Reader {
  public:
-  Reader(const std::string& file, int nr_cpus) : file_(file), nr_cpus_(nr_cpus) {
+  Reader(const std::string& file, int nr_cpus, int64_t duration_s)
+      : file_(file), nr_cpus_(nr_cpus), duration_override_(duration_s) {
     cfg_.file = file;
   }
 
@@ -141,6 +142,7 @@ class Reader {
       else warn(v.line, k, "unknown top-level key, ignored as rt-app does");
     }
     parse_global(global);
+    if (duration_override_ > 0) cfg_.global.duration_s = duration_override_;
     if (!tasks) fail(1, "tasks", "missing: rt-app needs a \"tasks\" object");
     if (!tasks->is(Type::Object)) type_error(*tasks, "tasks", "an object");
     if (tasks->members.empty()) fail(tasks->line, "tasks", "no task defined");
@@ -683,7 +685,7 @@ class Reader {
       threads += t.instances;
       check_locks(t);
       if (cfg_.global.duration_s <= 0 && t.runs_forever() && (t.instances > 0 || t.forked))
-        fail(t.line, "tasks." + t.name, fmt::format("the task loops forever and global.duration is {}: the run would never end (rt-app runs until killed); set a duration or a finite loop", cfg_.global.duration_s));
+        fail(t.line, "tasks." + t.name, fmt::format("the task loops forever and global.duration is {}: the run would never end (rt-app runs until killed); set global.duration (or rt-app --duration SECONDS) or a finite loop", cfg_.global.duration_s));
     }
     if (threads > kMaxThreads)
       fail(tasks_line_, "tasks", fmt::format("{} threads at start; the model takes at most {}", threads, kMaxThreads));
@@ -798,14 +800,15 @@ class Reader {
 
   const std::string& file_;
   int nr_cpus_;
+  int64_t duration_override_ = 0;  // rt-app --duration (0: global.duration)
   int tasks_line_ = 1;
   Config cfg_;
 };
 
 }  // namespace
 
-Config parse_config(const std::string& text, const std::string& file_name, int nr_cpus) {
-  return Reader(file_name, nr_cpus).run(text);
+Config parse_config(const std::string& text, const std::string& file_name, int nr_cpus, int64_t duration_s) {
+  return Reader(file_name, nr_cpus, duration_s).run(text);
 }
 
 }  // namespace schedlab::workload::rtapp

@@ -112,6 +112,8 @@ inline constexpr int kMaxThreads = 65536;
 // Parses and checks a use case. Throws workload::WorkloadError "FILE:LINE: KEY: what" on
 // malformed JSON, on what rt-app rejects and on what the model cannot express; CPUs must be
 // below nr_cpus. Touches no file: the caller checks that logdir exists.
-Config parse_config(const std::string& text, const std::string& file_name, int nr_cpus);
+// duration_s > 0 replaces global.duration (rt-app's `--duration`, a schedlab extension: a use case
+// that loops forever then runs for that long).
+Config parse_config(const std::string& text, const std::string& file_name, int nr_cpus, int64_t duration_s = 0);
 
 }  // namespace schedlab::workload::rtapp

@@ -375,10 +375,10 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       {'s', "sleep_usec", true},      {'n', "operations", true},  {'F', nullptr, true},
       {'L', "no-locking", false},     {'C', "calibrate", false},  {'R', "rps", true},
       {'w', "warmuptime", true},      {'i', "intervaltime", true}, {'z', "zerotime", true},
+      {'M', "message-cpus", true},    {'W', "worker-cpus", true},
       // Recognised but not modeled.
       {'p', "pipe", true},            {'A', "auto-rps", true},    {0, "split", true},
-      {'M', "message-cpus", true},    {'W', "worker-cpus", true}, {'j', "json", true},
-      {'J', "jobname", true},
+      {'j', "json", true},            {'J', "jobname", true},
   };
   SchbenchOptions o;
   for (const auto& po : getopt("schbench", args, specs, nullptr)) {
@@ -398,6 +398,14 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       case 'w': o.warmuptime = num(0, 1000000); break;
       case 'i': o.intervaltime = num(0, 1000000); break;
       case 'z': o.zerotime = num(0, 1000000); break;
+      case 'M':
+      case 'W':
+        if (po.value == "auto") {
+          o.auto_pin = true;
+        } else {
+          (po.spec->short_name == 'M' ? o.message_cpus : o.worker_cpus) = parse_cpulist(po.flag, po.value, nr_cpus);
+        }
+        break;
       default:
         throw WorkloadError(fmt::format("schbench: option '{}' is not modeled", po.flag));
     }
@@ -405,6 +413,19 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
   if (o.threads == 0) {
     o.threads = (nr_cpus + o.message_threads - 1) / o.message_threads;
     o.threads_auto = true;
+  }
+  // thread_auto_pin() (after all options, so it wins over a list): message thread i gets CPU i;
+  // the workers were meant to get the others, but its second loop restarts at CPU 0 (the first
+  // loop's counter shadows the outer one), so they get every CPU, as here.
+  if (o.auto_pin) {
+    if (o.message_threads > nr_cpus)
+      throw WorkloadError(fmt::format("schbench -M auto: {} message threads need CPUs 0-{}, beyond the machine ({} CPUs; "
+                                      "schbench: \"unable to set CPU affinity\")",
+                                      o.message_threads, o.message_threads - 1, nr_cpus));
+    o.message_cpus.clear();
+    o.worker_cpus.clear();
+    for (int c = 0; c < o.message_threads; ++c) o.message_cpus.push_back(c);
+    for (int c = 0; c < nr_cpus; ++c) o.worker_cpus.push_back(c);
   }
   if (o.runtime < 30) o.warmuptime = 0;
   return o;
@@ -444,6 +465,12 @@ void Schbench::setup(Api& k) {
   to.fork_cpu = 0;
   for (int m = 0; m < o_.message_threads; ++m) {
     auto mt = std::make_unique<MsgThread>();
+    // pin_message_cpu(): the thread pins itself as it starts (modeled as created pinned).
+    if (!o_.message_cpus.empty()) {
+      int cpu = o_.message_cpus[static_cast<size_t>(m) % o_.message_cpus.size()];
+      to.cpus = {cpu};
+      st_->out += fmt::format("Pinning to message thread index {} cpu {}\n", m, cpu);
+    }
     mt->task = k.create_task("schbench-msg", std::make_unique<MsgProg>(mt.get(), &sh, rps_share), to);
     to.mm = k.task_mm(*mt->task);  // every schbench thread lives in one process
     for (int t = 0; t < o_.threads; ++t) {
@@ -453,6 +480,7 @@ void Schbench::setup(Api& k) {
       kernel::TaskOptions wo;
       wo.fork_cpu = k.task_cpu(*mt->task);
       wo.mm = k.task_mm(*mt->task);
+      wo.cpus = o_.worker_cpus;  // pin_worker_cpus()
       w->task = k.create_task("schbench-worker", std::make_unique<WorkerProg>(w.get(), &sh), wo);
       st_->workers.push_back(std::move(w));
     }
@@ -511,6 +539,7 @@ sim::Time Schbench::time_limit() const { return sim::Time::sec(o_.runtime + 1); 
 std::string Schbench::report() const {
   const auto& sh = st_->sh;
   std::string out;
+  if (o_.auto_pin) out += "auto pinning message and worker threads\n";  // parse_options()
   if (o_.threads_auto) out += fmt::format("setting worker threads to {}\n", o_.threads);
   out += st_->out;
   print_block(out, sh.stats.wakeup, "Wakeup Latencies", "usec", o_.runtime, kPlistForLat, kStar99);

@@ -49,6 +49,11 @@ struct SchbenchOptions {
   int warmuptime = 0;        // -w (forced to 0 when runtime < 30)
   int intervaltime = 10;     // -i
   int zerotime = 0;          // -z (0: never)
+  // -M / -W: pthread_setaffinity_np() of the message threads (message thread i on the
+  // (i mod n)-th CPU of the list) and of the workers (the whole list); empty: no pinning.
+  // "auto" (either flag): message thread i on CPU i, workers on every CPU (see parse).
+  std::vector<int> message_cpus, worker_cpus;
+  bool auto_pin = false;
 };
 
 SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int nr_cpus);

@@ -40,6 +40,9 @@ class Workload {
   virtual std::vector<Metric> metrics() const = 0;
   // Upper bound on simulated time; a run that has not finished by then is an error.
   virtual sim::Time time_limit() const { return sim::Time::sec(3600); }
+  // The fraction of the benchmark's work done so far (0..1) for a progress line; -1 when the
+  // benchmark cannot tell.
+  virtual double progress() const { return -1; }
   // The files the tool writes, as it writes them; `schedlab run` writes them after the run
   // (each whole, never a partial file), `schedlab ab` does not (its runs would overwrite each
   // other).

@@ -1,4 +1,6 @@
 // Bad input found by the issue-9 sweep: each gets one error line that names the problem, exit 2.
+// The plain message checks are golden files now (tests/golden/cli/*.tesh); these need more than
+// the output of one command (a JSON file, two runs compared, a long run).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -24,67 +26,6 @@ void expect_error(const std::string& args, const std::string& want) {
 std::string tmp(const std::string& name) { return "/tmp/schedlab_msg_" + std::to_string(::getpid()) + "_" + name; }
 
 }  // namespace
-
-TEST(CliMessages, UnknownOrMissingCommandNamesIt) {
-  expect_error("frobnicate", "unknown command 'frobnicate' (commands: run,");
-  expect_error("", "no command given (commands: run,");
-  expect_error("host frobnicate", "host: unknown command 'frobnicate' (commands: probe, calibrate, bench)");
-  expect_error("host", "host: no command given");
-  EXPECT_EQ(run_schedlab("--help").status, 0);
-  EXPECT_EQ(run_schedlab("--version").status, 0);
-  EXPECT_EQ(run_schedlab("host --help").status, 0);
-}
-
-// `ab` has no --json: before, CLI11 listed the benchmark's words ("10 -l 1 -g hackbench").
-TEST(CliMessages, UnknownOptionIsNamedWithAHint) {
-  expect_error("ab --machine tiny-4 --test SM_IDLE --runs 2 --json x.json -- hackbench -g 1 -l 10",
-               "ab: unknown option '--json' (ab prints its tables on stdout: use --format json");
-  expect_error("ab --test SM_IDLE --seed 3 -- hackbench", "ab: unknown option '--seed' (use --first-seed)");
-  expect_error("run --bogus -- hackbench", "run: unknown option '--bogus'");
-  // Benchmark flags without `--`.
-  expect_error("run hackbench -g 1", "run: unknown option '-g' (the benchmark command line goes after --)");
-  expect_error("run --machine tiny-4 stray -- hackbench", "unexpected argument 'stray' before '--'");
-  expect_error("run --machine tiny-4 --", "no benchmark command line after '--'");
-  expect_error("run --machine tiny-4", "no benchmark command line");
-}
-
-TEST(CliMessages, SeedsNameTheirFlagAndTakeAll64Bits) {
-  expect_error("ab --test SM_IDLE --first-seed abc -- hackbench", "--first-seed: 'abc' is not a non-negative integer");
-  expect_error("run --seed 18446744073709551616 -- hackbench -g 1 -l 1", "--seed: '18446744073709551616' is larger than 18446744073709551615");
-  expect_error("run --seed -1 -- hackbench", "--seed");
-  auto r = run_schedlab("run --machine tiny-4 --seed 18446744073709551615 -- hackbench -g 1 -l 1");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("seed=18446744073709551615"), std::string::npos) << r.out;
-}
-
-TEST(CliMessages, FeatureListsAreStrict) {
-  expect_error("run --features SM_IDLE,, -- hackbench", "--features 'SM_IDLE,,': empty item in the feature list");
-  expect_error("run --features ,SM_IDLE -- hackbench", "empty item");
-  expect_error("run --features SM_IDLE,NO_SM_IDLE -- hackbench", "--features 'SM_IDLE,NO_SM_IDLE': SM_IDLE is given more than once");
-  expect_error("run --features SM_IDLE,SM_IDLE -- hackbench", "SM_IDLE is given more than once");
-  expect_error("ab --base SM_IDLE,, --test SM_IDLE -- hackbench", "--base 'SM_IDLE,,': empty item");
-  expect_error("ab --test NO_X -- hackbench", "--test: unknown feature 'NO_X'");
-  EXPECT_EQ(run_schedlab("run --machine tiny-4 --features 'SM_IDLE, NO_SIS_UTIL' -- hackbench -g 1 -l 1").status, 0);
-}
-
-TEST(CliMessages, IdleDisableListsAreStrict) {
-  expect_error("run --machine tiny-4 --idle-disable '' -- hackbench", "--idle-disable: empty list");
-  expect_error("run --machine tiny-4 --idle-disable C1,,C6 -- hackbench", "--idle-disable 'C1,,C6': empty item");
-  EXPECT_EQ(run_schedlab("run --machine tiny-4 --idle-disable C1,C6 -- hackbench -g 1 -l 1").status, 0);
-}
-
-TEST(CliMessages, MachinesParamsListsEveryKey) {
-  auto r = run_schedlab("machines --params");
-  ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* key : {"costs.context_switch_ns", "costs.smt_pair_throughput", "tunables.hz", "tunables.idle_poll",
-                          "noise.jitter_cov", "idle_state.<NAME>.wake_cost_ns", "idle_state.<NAME>.disabled",
-                          "change.IDLE_SPIN.max_ns"})
-    EXPECT_NE(r.out.find(std::string("\n") + key + " "), std::string::npos) << key;
-  EXPECT_NE(r.out.find("KEY"), std::string::npos);
-  // The --set error points here, so it must exist.
-  auto e = run_schedlab("run --set nosuch=1 -- hackbench");
-  EXPECT_NE(e.err.find("change.<FEATURE>.*; see `schedlab machines --params`"), std::string::npos) << e.err;
-}
 
 // The `ab` command line is checked against the machine it runs on: the ipistorm line of the
 // SM_IDLE posting names CPU 8, which a 1-CPU check rejected.

@@ -64,7 +64,8 @@ TEST(CliRtapp, UseCasesRunAndWriteRtAppsLogsInTheWorkingDirectory) {
     auto r = run_schedlab("run --machine tiny-4 --check -- rt-app " + use_case(c.file), d.path);
     ASSERT_EQ(r.status, 0) << c.file << "\n" << r.err;
     EXPECT_NE(r.out.find("[rt-app] <notice> [0] starting thread ..."), std::string::npos) << c.file;
-    EXPECT_NE(r.out.find("# schedlab: logs: .//"), std::string::npos) << r.out;
+    const std::string stem = std::string(c.file).substr(0, std::string(c.file).find('.'));
+    EXPECT_NE(r.out.find("# schedlab: logs: ./" + stem + "-*.log ("), std::string::npos) << r.out;
     EXPECT_EQ(d.files(), c.logs) << c.file;
     for (const auto& f : c.logs) {
       std::string log = slurp(d.path + "/" + f);

@@ -83,10 +83,30 @@ TEST(JsonReader, SyntaxErrorsNameFileLineAndColumn) {
   EXPECT_NE(e.find("JSON syntax error"), std::string::npos) << e;
   EXPECT_EQ(error_of("").rfind("f.json:1:", 0), 0u);
   EXPECT_EQ(error_of("{\"a\": 1} x").rfind("f.json:1:", 0), 0u);
-  EXPECT_EQ(error_of("{\"a\": 'x'}").rfind("f.json:1:", 0), 0u);
+  EXPECT_EQ(error_of("{\"a\": NaN}").rfind("f.json:1:", 0), 0u);
   EXPECT_EQ(error_of("{\n\"a\": [1,,2]}").rfind("f.json:2:", 0), 0u);
   EXPECT_EQ(error_of("{\"a\": /* open"), error_of("{\"a\": /* open")) << "deterministic";
   EXPECT_NE(error_of("{\"a\": /* open").find("f.json:1"), std::string::npos);
+}
+
+// What json-c's json_tokener_parse() (rt-app's reader, not strict) accepts beyond JSON, and what
+// it refuses too: a key without a value.
+TEST(JsonReader, AcceptsJsonCsSingleQuotesAndLiteralsInAnyCase) {
+  json::Value v = json::parse("{'a': 'it\"s', \"b\": True, 'c': NULL, \"d\": [FALSE, 'x',],}", "f.json");
+  ASSERT_EQ(v.members.size(), 4u);
+  EXPECT_EQ(v.members[0].first, "a");
+  EXPECT_EQ(v.members[0].second.s, "it\"s");
+  EXPECT_TRUE(v.find("b")->is(json::Value::Type::Bool) && v.find("b")->b);
+  EXPECT_TRUE(v.find("c")->is(json::Value::Type::Null));
+  ASSERT_EQ(v.find("d")->items.size(), 2u);
+  EXPECT_FALSE(v.find("d")->items[0].b);
+  EXPECT_EQ(v.find("d")->items[1].s, "x");
+  // Quotes and words inside strings and comments are left as they are.
+  json::Value w = json::parse("{\"k\": \"'True'\" /* 'x' */}", "f.json");
+  EXPECT_EQ(w.find("k")->s, "'True'");
+  EXPECT_NE(error_of("{\"a\"}").find("f.json:1:"), std::string::npos);
+  EXPECT_NE(error_of("{\"a\": }").find("f.json:1:"), std::string::npos);
+  EXPECT_NE(error_of("{\"a\": Truex}").find("f.json:1:"), std::string::npos);
 }
 
 TEST(JsonReader, RefusesDeepNesting) {
