@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "cli/ab_tables.hpp"
@@ -86,6 +87,111 @@ std::string counters_table(const std::vector<report::Metric>& ms, bool markdown,
   return out;
 }
 
+void warn_equal_sides(const std::vector<report::Metric>& metrics, const experiment::AbSpec& s,
+                      const experiment::AbResult& r, const std::vector<machine::Machine>& side_machines) {
+  // A side whose runs all gave the same benchmark result: the seeds changed nothing, so its
+  // CoV is 0 and the tests compare constants. Said once per side, with the likely reason.
+  const size_t nbench = r.base.front().metrics.size();
+  for (int side = 0; side < 2; ++side) {
+    std::string same;
+    for (size_t k = 0; k < nbench && k < metrics.size(); ++k) {
+      const auto& v = metrics[k].sets[side].values;
+      if (v.size() > 1 && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }))
+        same += (same.empty() ? "" : ", ") + metrics[k].name;
+    }
+    if (same.empty()) continue;
+    const machine::Machine& sm = side_machines[side];
+    const std::string why =
+        sm.noise == machine::Noise{}
+            ? fmt::format("machine {} has no noise (noise.jitter_cov, noise.run_sigma and noise.tick_phase "
+                          "are 0), so the seeds change nothing; give a profile with noise or e.g. "
+                          "--set noise.jitter_cov=0.02",
+                          sm.name)
+            : std::string("the seeds changed nothing in this benchmark on this machine");
+    fmt::print(stderr, "schedlab: warning: ab: the {} side's {} runs gave identical {}: {}\n",
+               side == 0 ? "base" : "test", s.runs, same, why);
+  }
+}
+
+std::string sets_text(const std::vector<std::string>& v) {
+  std::string o;
+  for (const auto& x : v) o += (o.empty() ? "" : " ") + x;
+  return o;
+}
+
+// The setup that reruns an ab: in the JSON's "setup".
+nlohmann::ordered_json ab_setup(const experiment::AbSpec& s, const std::string& machine_name) {
+  nlohmann::ordered_json setup;
+  setup["machine"] = machine_name;
+  setup["command"] = s.base.command;
+  setup["runs"] = s.runs;
+  setup["first_seed"] = s.first_seed;
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < s.runs; ++i) seeds.push_back(s.first_seed + static_cast<uint64_t>(i));
+  setup["seeds"] = seeds;
+  setup["idle_disable"] = s.base.idle_disable;
+  setup["set"] = s.base.sets;
+  setup["base"] = {{"features", s.base_features}, {"set", s.base_sets}};
+  setup["test"] = {{"features", s.test_features}, {"set", s.test_sets}};
+  return setup;
+}
+
+// ab's progress on stderr: one updating line on a terminal, else a line per 10 %.
+std::function<void(int, int)> ab_progress(bool tty) {
+  return [tty](int done, int total) {
+    if (tty) {
+      io::set_progress_line_open(true);
+      fmt::print(stderr, "\rab: {}/{} runs done", done, total);
+    } else if (done == total || done % std::max(1, total / 10) == 0) {
+      fmt::print(stderr, "ab: {}/{} runs done\n", done, total);
+    }
+    if (tty && done == total) {
+      fmt::print(stderr, "\n");
+      io::set_progress_line_open(false);
+    }
+  };
+}
+
+// The JSON report: the comparison with each set's raw samples, and the setup that reruns it.
+std::string ab_json(const std::vector<report::Metric>& metrics, const nlohmann::ordered_json& setup) {
+  auto j = nlohmann::ordered_json::parse(report::render(metrics, report::Format::Json));
+  for (size_t k = 0; k < metrics.size(); ++k)
+    for (size_t i = 0; i < metrics[k].sets.size(); ++i)
+      j["metrics"][k]["sets"][i]["samples"] = metrics[k].sets[i].values;
+  nlohmann::ordered_json doc;
+  doc["schema"] = j["schema"];
+  doc["setup"] = setup;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "schema") doc[it.key()] = it.value();
+  return doc.dump(2) + "\n";
+}
+
+std::string ab_csv(const std::vector<report::Metric>& metrics, const experiment::AbSpec& s,
+                   const std::string& machine_name, const std::string& command) {
+  // The comparison's columns, then the side's setup and its samples (space-separated).
+  const std::string csv = report::render(metrics, report::Format::Csv);
+  auto q = [](const std::string& v) {
+    std::string o = "\"";
+    for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+  };
+  size_t pos = csv.find('\n');
+  std::string out = csv.substr(0, pos) + ",machine,features,set,first_seed,runs,command,samples\n";
+  for (const auto& m : metrics)
+    for (size_t i = 0; i < m.sets.size(); ++i) {
+      size_t next = csv.find('\n', pos + 1);
+      std::string samples;
+      for (double v : m.sets[i].values) samples += (samples.empty() ? "" : " ") + fmt::format("{}", v);
+      std::vector<std::string> side_sets = s.base.sets;
+      const auto& extra = i == 0 ? s.base_sets : s.test_sets;
+      side_sets.insert(side_sets.end(), extra.begin(), extra.end());
+      out += csv.substr(pos + 1, next - pos - 1) +
+             fmt::format(",{},{},{},{},{},{},{}\n", q(machine_name), q(i == 0 ? s.base_features : s.test_features),
+                         q(sets_text(side_sets)), s.first_seed, s.runs, q(command), samples);
+      pos = next;
+    }
+  return out;
+}
 }  // namespace
 
 std::string ab_tables(const std::vector<report::Metric>& metrics, size_t nbench, report::Format f,
@@ -194,51 +300,12 @@ void register_ab(CLI::App& app) {
     s.runs = a->runs;
     s.first_seed = first_seed;
     s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    bool tty = isatty(2);
-    auto progress = [tty](int done, int total) {
-      if (tty) {
-        io::set_progress_line_open(true);
-        fmt::print(stderr, "\rab: {}/{} runs done", done, total);
-      } else if (done == total || done % std::max(1, total / 10) == 0) {
-        fmt::print(stderr, "ab: {}/{} runs done\n", done, total);
-      }
-      if (tty && done == total) {
-        fmt::print(stderr, "\n");
-        io::set_progress_line_open(false);
-      }
-    };
-    experiment::AbResult r = experiment::run_ab(s, progress);
+    experiment::AbResult r = experiment::run_ab(s, ab_progress(isatty(2) != 0));
     auto metrics = experiment::ab_metrics(s, r);
-    // A side whose runs all gave the same benchmark result: the seeds changed nothing, so its
-    // CoV is 0 and the tests compare constants. Said once per side, with the likely reason.
-    const size_t nbench = r.base.front().metrics.size();
-    for (int side = 0; side < 2; ++side) {
-      std::string same;
-      for (size_t k = 0; k < nbench && k < metrics.size(); ++k) {
-        const auto& v = metrics[k].sets[side].values;
-        if (v.size() > 1 && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }))
-          same += (same.empty() ? "" : ", ") + metrics[k].name;
-      }
-      if (same.empty()) continue;
-      const machine::Machine& sm = side_machines[side];
-      const std::string why =
-          sm.noise == machine::Noise{}
-              ? fmt::format("machine {} has no noise (noise.jitter_cov, noise.run_sigma and noise.tick_phase "
-                            "are 0), so the seeds change nothing; give a profile with noise or e.g. "
-                            "--set noise.jitter_cov=0.02",
-                            sm.name)
-              : std::string("the seeds changed nothing in this benchmark on this machine");
-      fmt::print(stderr, "schedlab: warning: ab: the {} side's {} runs gave identical {}: {}\n",
-                 side == 0 ? "base" : "test", s.runs, same, why);
-    }
+    warn_equal_sides(metrics, s, r, side_machines);
     // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
     // Everything needed to rerun it: in the text header, and in JSON ("setup", each set's raw
     // "samples") and CSV (setup columns and the samples on every row).
-    auto sets_text = [](const std::vector<std::string>& v) {
-      std::string o;
-      for (const auto& x : v) o += (o.empty() ? "" : " ") + x;
-      return o;
-    };
     const std::string machine_name = r.base.front().machine;
     const std::string command = workload::join(s.base.command);
     auto tables = [&](report::Format f) {
@@ -251,18 +318,6 @@ void register_ab(CLI::App& app) {
                          s.first_seed, s.base_features, s.test_features, sets, command) +
              ab_tables(metrics, r.base.front().metrics.size(), f, a->counters_cpu);
     };
-    nlohmann::ordered_json setup;
-    setup["machine"] = machine_name;
-    setup["command"] = s.base.command;
-    setup["runs"] = s.runs;
-    setup["first_seed"] = s.first_seed;
-    std::vector<uint64_t> seeds;
-    for (int i = 0; i < s.runs; ++i) seeds.push_back(s.first_seed + static_cast<uint64_t>(i));
-    setup["seeds"] = seeds;
-    setup["idle_disable"] = s.base.idle_disable;
-    setup["set"] = s.base.sets;
-    setup["base"] = {{"features", s.base_features}, {"set", s.base_sets}};
-    setup["test"] = {{"features", s.test_features}, {"set", s.test_sets}};
     std::string out;
     if (mmtests)
       out = experiment::ab_mmtests(s, r, mm_opts);
@@ -271,39 +326,9 @@ void register_ab(CLI::App& app) {
       out = report::schedstat::perf_sched_stats(base, &test);
     }
     else if (*fmt_opt == report::Format::Json) {
-      auto j = nlohmann::ordered_json::parse(report::render(metrics, *fmt_opt));
-      for (size_t k = 0; k < metrics.size(); ++k)
-        for (size_t i = 0; i < metrics[k].sets.size(); ++i)
-          j["metrics"][k]["sets"][i]["samples"] = metrics[k].sets[i].values;
-      nlohmann::ordered_json doc;
-      doc["schema"] = j["schema"];
-      doc["setup"] = setup;
-      for (auto it = j.begin(); it != j.end(); ++it)
-        if (it.key() != "schema") doc[it.key()] = it.value();
-      out = doc.dump(2) + "\n";
+      out = ab_json(metrics, ab_setup(s, machine_name));
     } else if (*fmt_opt == report::Format::Csv) {
-      // The comparison's columns, then the side's setup and its samples (space-separated).
-      const std::string csv = report::render(metrics, *fmt_opt);
-      auto q = [](const std::string& v) {
-        std::string o = "\"";
-        for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return o + "\"";
-      };
-      size_t pos = csv.find('\n');
-      out = csv.substr(0, pos) + ",machine,features,set,first_seed,runs,command,samples\n";
-      for (const auto& m : metrics)
-        for (size_t i = 0; i < m.sets.size(); ++i) {
-          size_t next = csv.find('\n', pos + 1);
-          std::string samples;
-          for (double v : m.sets[i].values) samples += (samples.empty() ? "" : " ") + fmt::format("{}", v);
-          std::vector<std::string> side_sets = s.base.sets;
-          const auto& extra = i == 0 ? s.base_sets : s.test_sets;
-          side_sets.insert(side_sets.end(), extra.begin(), extra.end());
-          out += csv.substr(pos + 1, next - pos - 1) +
-                 fmt::format(",{},{},{},{},{},{},{}\n", q(machine_name), q(i == 0 ? s.base_features : s.test_features),
-                             q(sets_text(side_sets)), s.first_seed, s.runs, q(command), samples);
-          pos = next;
-        }
+      out = ab_csv(metrics, s, machine_name, command);
     }
     else
       out = tables(*fmt_opt);

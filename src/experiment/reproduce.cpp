@@ -300,124 +300,132 @@ std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
       n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, conv, n.skip);
 }
 
-std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f) {
-  std::string out;
-  if (f == report::Format::Json) {
-    nlohmann::ordered_json j;
-    j["catalogue"] = catalogue_label(cat);
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& o : outcomes) {
-      nlohmann::ordered_json cj = case_json(*o.c);
-      cj["status"] = to_string(o.status);
-      if (o.status == CaseStatus::NotRunnable) {
-        cj["model"] = nullptr;
-      } else {
-        nlohmann::ordered_json counters = nlohmann::ordered_json::array();
-        for (const auto& k : o.counters)
-          counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
-        cj["model"] = {{"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit},
-                       {"higher_is_better", o.higher_is_better}, {"base_mean", o.base_mean},
-                       {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
-                       {"band_met", o.band_met}, {"direction_only", o.direction_only},
-                       {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
-                       {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
-                       {"counters", counters}};
-        if (o.convergence_checked) {
-          nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
-                                                                          : nlohmann::ordered_json(o.command_2x)}};
-          if (!o.command_2x.empty()) {
-            cv["simulated_2x_s"] = o.simulated_2x_s;
-            cv["gain_2x"] = o.gain_2x;
-            cv["pct_imp_2x"] = o.pct_2x;
-          }
-          cv["converged"] = o.command_2x.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.converged);
-          cj["model"]["convergence"] = cv;
+namespace {
+// The JSON report: every case with its model result, and the summary.
+std::string reproduce_json(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes) {
+  nlohmann::ordered_json j;
+  j["catalogue"] = catalogue_label(cat);
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& o : outcomes) {
+    nlohmann::ordered_json cj = case_json(*o.c);
+    cj["status"] = to_string(o.status);
+    if (o.status == CaseStatus::NotRunnable) {
+      cj["model"] = nullptr;
+    } else {
+      nlohmann::ordered_json counters = nlohmann::ordered_json::array();
+      for (const auto& k : o.counters)
+        counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
+      cj["model"] = {{"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit},
+                     {"higher_is_better", o.higher_is_better}, {"base_mean", o.base_mean},
+                     {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
+                     {"band_met", o.band_met}, {"direction_only", o.direction_only},
+                     {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
+                     {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
+                     {"counters", counters}};
+      if (o.convergence_checked) {
+        nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
+                                                                        : nlohmann::ordered_json(o.command_2x)}};
+        if (!o.command_2x.empty()) {
+          cv["simulated_2x_s"] = o.simulated_2x_s;
+          cv["gain_2x"] = o.gain_2x;
+          cv["pct_imp_2x"] = o.pct_2x;
         }
+        cv["converged"] = o.command_2x.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.converged);
+        cj["model"]["convergence"] = cv;
       }
-      arr.push_back(cj);
     }
-    j["cases"] = arr;
-    Counts n(outcomes);
-    j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
-                    {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip}};
-    if (n.checked) j["summary"]["not_converged"] = n.unconverged;
-    j["summary"]["line"] = summary_line(outcomes);
-    return j.dump(2) + "\n";
+    arr.push_back(cj);
   }
-  const bool md = f == report::Format::Markdown;
-  if (md) {
-    out += "| case | machine | published | model | band | result |\n|---|---|---:|---:|---|---|\n";
-    for (const auto& o : outcomes)
-      out += fmt::format("| [{}]({}) | {} | {} | {} | {} | {} |\n", o.c->name, o.c->source.url, o.c->machine.profile,
-                         published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()),
-                         cell(result_str(o)));
-    out += fmt::format("\n{}\n", summary_line(outcomes));
-    bool any = false;
-    for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::Miss) continue;
-      if (!any) out += "\n## Misses\n";
-      any = true;
-      const Case& c = *o.c;
-      out += fmt::format("\n### {}\n\n{} ({}, {}, <{}>)\n\n", c.name, c.title, c.source.author, c.source.date,
-                         c.source.message_id);
-      out += fmt::format("- published: {} ({}; {})\n", published_str(c), c.published.statistic, c.published.doubts);
-      out += fmt::format("- model: `{}` on {}, {}{}; {} runs per side: {} {:.6g} -> {:.6g} {}, {}, KS p {:.4g}\n",
-                         c.model.command_line, c.machine.profile, sides(c),
-                         common_settings(c).empty() ? "" : ", " + common_settings(c), o.runs, c.model.metric,
-                         o.base_mean, o.test_mean, o.unit, model_str(o), o.ks_p);
-      out += fmt::format("- band: {} ({})\n", c.band.describe(c.published.gain()), c.band.justification);
-      out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
-    }
-    any = false;
-    for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::NotConverged) continue;
-      if (!any)
-        out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance: "
-               "the verdict depends on the length.\n\n";
-      any = true;
-      const Case& c = *o.c;
-      out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
-                         "({} at 1x)\n",
-                         c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
-                         o.gain_2x, c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
-    }
-    any = false;
-    for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::NotExercised) continue;
-      if (!any) out += "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing about it.\n\n";
-      any = true;
-      const Case& c = *o.c;
-      std::string why = o.identical_sides
-                            ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
-                                          "every counter)",
-                                          o.runs)
-                            : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
-                                          join(o.silent_changes), o.runs);
-      out += fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
-                         published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
-                         c.model.lacks);
-    }
-    any = false;
-    for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::InBand && o.status != CaseStatus::DirectionOnly) continue;
-      if (!any) out += "\n## In band\n\n";
-      any = true;
-      std::string dir = o.status == CaseStatus::DirectionOnly
-                            ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
-                                          o.c->band.describe(o.c->published.gain()))
-                            : "";
-      out += fmt::format("- {}: model {} vs published {}.{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
-                         o.c->model.lacks);
-    }
-    any = false;
-    for (const auto& o : outcomes) {
-      if (o.status != CaseStatus::NotRunnable) continue;
-      if (!any) out += "\n## Not runnable yet\n\n";
-      any = true;
-      out += fmt::format("- {}: needs {}. {}\n", o.c->name, join(o.c->missing), o.c->model.lacks);
-    }
-    return out;
+  j["cases"] = arr;
+  Counts n(outcomes);
+  j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
+                  {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip}};
+  if (n.checked) j["summary"]["not_converged"] = n.unconverged;
+  j["summary"]["line"] = summary_line(outcomes);
+  return j.dump(2) + "\n";
+}
+
+// The Markdown report (docs/reproduction.md): the table, then a section per kind of result.
+std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
+  std::string out;
+  out += "| case | machine | published | model | band | result |\n|---|---|---:|---:|---|---|\n";
+  for (const auto& o : outcomes)
+    out += fmt::format("| [{}]({}) | {} | {} | {} | {} | {} |\n", o.c->name, o.c->source.url, o.c->machine.profile,
+                       published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()),
+                       cell(result_str(o)));
+  out += fmt::format("\n{}\n", summary_line(outcomes));
+  bool any = false;
+  for (const auto& o : outcomes) {
+    if (o.status != CaseStatus::Miss) continue;
+    if (!any) out += "\n## Misses\n";
+    any = true;
+    const Case& c = *o.c;
+    out += fmt::format("\n### {}\n\n{} ({}, {}, <{}>)\n\n", c.name, c.title, c.source.author, c.source.date,
+                       c.source.message_id);
+    out += fmt::format("- published: {} ({}; {})\n", published_str(c), c.published.statistic, c.published.doubts);
+    out += fmt::format("- model: `{}` on {}, {}{}; {} runs per side: {} {:.6g} -> {:.6g} {}, {}, KS p {:.4g}\n",
+                       c.model.command_line, c.machine.profile, sides(c),
+                       common_settings(c).empty() ? "" : ", " + common_settings(c), o.runs, c.model.metric,
+                       o.base_mean, o.test_mean, o.unit, model_str(o), o.ks_p);
+    out += fmt::format("- band: {} ({})\n", c.band.describe(c.published.gain()), c.band.justification);
+    out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
   }
+  any = false;
+  for (const auto& o : outcomes) {
+    if (o.status != CaseStatus::NotConverged) continue;
+    if (!any)
+      out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance: "
+             "the verdict depends on the length.\n\n";
+    any = true;
+    const Case& c = *o.c;
+    out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
+                       "({} at 1x)\n",
+                       c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
+                       o.gain_2x, c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
+  }
+  any = false;
+  for (const auto& o : outcomes) {
+    if (o.status != CaseStatus::NotExercised) continue;
+    if (!any) out += "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing about it.\n\n";
+    any = true;
+    const Case& c = *o.c;
+    std::string why = o.identical_sides
+                          ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
+                                        "every counter)",
+                                        o.runs)
+                          : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
+                                        join(o.silent_changes), o.runs);
+    out += fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
+                       published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
+                       c.model.lacks);
+  }
+  any = false;
+  for (const auto& o : outcomes) {
+    if (o.status != CaseStatus::InBand && o.status != CaseStatus::DirectionOnly) continue;
+    if (!any) out += "\n## In band\n\n";
+    any = true;
+    std::string dir = o.status == CaseStatus::DirectionOnly
+                          ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
+                                        o.c->band.describe(o.c->published.gain()))
+                          : "";
+    out += fmt::format("- {}: model {} vs published {}.{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
+                       o.c->model.lacks);
+  }
+  any = false;
+  for (const auto& o : outcomes) {
+    if (o.status != CaseStatus::NotRunnable) continue;
+    if (!any) out += "\n## Not runnable yet\n\n";
+    any = true;
+    out += fmt::format("- {}: needs {}. {}\n", o.c->name, join(o.c->missing), o.c->model.lacks);
+  }
+  return out;
+}
+}  // namespace
+
+std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes, report::Format f) {
+  if (f == report::Format::Json) return reproduce_json(cat, outcomes);
+  if (f == report::Format::Markdown) return reproduce_markdown(outcomes);
+  std::string out;
   size_t w = 4;
   for (const auto& o : outcomes) w = std::max(w, o.c->name.size());
   out += fmt::format("# schedlab reproduce: {} cases from {}\n\n", outcomes.size(), catalogue_label(cat));

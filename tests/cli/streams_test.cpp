@@ -27,8 +27,16 @@ ProcResult run_redirected(const std::string& args, const std::string& redirect) 
   return r;
 }
 
+// Removed when the test program exits.
 std::string sample_file(const std::string& name, const std::string& text) {
+  static std::vector<std::string> made;
+  static const struct Cleanup {
+    ~Cleanup() {
+      for (const auto& f : made) std::remove(f.c_str());
+    }
+  } cleanup;
   const std::string p = "/tmp/schedlab_streams_" + std::to_string(::getpid()) + "_" + name;
+  made.push_back(p);
   FILE* f = std::fopen(p.c_str(), "w");
   std::fputs(text.c_str(), f);
   std::fclose(f);
