@@ -17,7 +17,7 @@
 
 #include "host/calib_stats.hpp"
 #include "host/procfs.hpp"
-#include "machine/params_table.hpp"
+#include "machine/param_api.hpp"
 
 namespace schedlab::host {
 using machine::BackgroundActivity;
@@ -470,12 +470,13 @@ void steal_activity(const ScanGaps& s, const std::string& scan_src, BackgroundRe
 // slice while we recorded) is recorded at the profile's bound, saying so, so that the profile
 // written from it loads.
 void cap_at_profile_bounds(BackgroundResult& r) {
+  const std::string prefix = "background.";
   for (auto& act : r.activities)
-    for (const auto& f : machine::detail::background_fields()) {
-      machine::Recorded& v = act.*f.member;
-      if (v.value > f.max) {
-        v.source += fmt::format("; {:.0f} {} capped at the profile's maximum", v.value, f.unit);
-        v.value = f.max;
+    for (const auto& p : machine::background_params()) {
+      machine::Recorded& v = machine::background_value(act, p.key.substr(prefix.size()));
+      if (v.value > p.max) {
+        v.source += fmt::format("; {:.0f} {} capped at the profile's maximum", v.value, p.unit);
+        v.value = p.max;
       }
     }
 }

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/probe.hpp"
+#include "machine/param_api.hpp"
 #include "host/procfs.hpp"
 
 namespace schedlab::host {
@@ -964,9 +965,9 @@ struct CostSetter {
   std::vector<CostUpdate>& out;
 
   const Measurement* get(const std::string& key) const { return r.find(key); }
-  // Sets costs.<key> to value (at least floor), within what the profile loader accepts.
-  void set(const std::string& key, int64_t& field, double value, double floor, const std::string& formula,
-           double cov) {
+  // Sets costs.<key> to value (at least floor), within what the profile loader accepts, through
+  // the machine's parameter API.
+  void set(const std::string& key, double value, double floor, const std::string& formula, double cov) {
     CostUpdate u;
     u.key = "costs." + key;
     u.formula = formula;
@@ -975,20 +976,19 @@ struct CostSetter {
       u.floored = true;
       value = floor;
     }
-    // Keep within what the profile loader accepts (params(): 0 .. 10 s for costs).
-    for (const auto& pi : machine::params())
-      if (pi.key == u.key && (value < pi.min || value > pi.max)) {
-        value = std::clamp(value, pi.min, pi.max);
-        u.floored = true;
-        u.formula += fmt::format("; clamped to [{}, {}]", pi.min, pi.max);
-      }
+    // Keep within what the profile loader accepts (params(): 0 .. 100 ms for costs).
+    if (auto pi = machine::find_param(u.key); pi && (value < pi->min || value > pi->max)) {
+      value = std::clamp(value, pi->min, pi->max);
+      u.floored = true;
+      u.formula += fmt::format("; clamped to [{}, {}]", pi->min, pi->max);
+    }
     u.value = std::max<int64_t>(0, std::llround(value));
-    field = u.value;
+    machine::set_param(m, u.key, static_cast<double>(u.value));
     out.push_back(u);
   }
   // A cost measured directly by one test.
-  void direct(const char* test, const std::string& key, int64_t& field) {
-    if (auto x = get(test)) set(key, field, x->value_ns, 0, test, x->cov);
+  void direct(const std::string& test, const std::string& key) {
+    if (auto x = get(test)) set(key, x->value_ns, 0, test, x->cov);
   }
 };
 
@@ -1003,17 +1003,16 @@ const machine::IdleState* wakee_state(const machine::Machine& m, const Measureme
 }
 
 void apply_syscalls(CostSetter& cs) {
-  auto& k = cs.m.costs;
-  cs.direct("futex_wake_nowaiter", "futex_wake_ns", k.futex_wake_ns);
-  cs.direct("futex_wait_eagain", "futex_wait_ns", k.futex_wait_ns);
-  cs.direct("pipe_write_1b", "pipe_write_ns", k.pipe_write_ns);
-  cs.direct("pipe_read_1b", "pipe_read_ns", k.pipe_read_ns);
-  cs.direct("unix_send_100b", "unix_send_ns", k.unix_send_ns);
-  cs.direct("unix_recv_100b", "unix_recv_ns", k.unix_recv_ns);
+  cs.direct("futex_wake_nowaiter", "futex_wake_ns");
+  cs.direct("futex_wait_eagain", "futex_wait_ns");
+  cs.direct("pipe_write_1b", "pipe_write_ns");
+  cs.direct("pipe_read_1b", "pipe_read_ns");
+  cs.direct("unix_send_100b", "unix_send_ns");
+  cs.direct("unix_recv_100b", "unix_recv_ns");
 }
 
 void apply_context_switch(CostSetter& cs) {
-  auto& k = cs.m.costs;
+  const auto& k = cs.m.costs;  // read only: costs are set through cs.set
   auto x = cs.get("futex_pingpong_same_cpu_half");
   // The syscalls alone took longer than the whole half round trip (noisy or loaded machine):
   // nothing is left to attribute to the switch, so context_switch_ns keeps its default.
@@ -1038,19 +1037,19 @@ void apply_context_switch(CostSetter& cs) {
     formula += fmt::format("; under 10% of what is left, so SCALED: {:.0f} x base share {:.2f}", std::max(0.0, rest),
                            base_cs / (others + base_cs));
   }
-  cs.set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
+  cs.set("context_switch_ns", v, 0, formula, x->cov);
   cs.out.back().floored = cs.out.back().floored || scaled;
 }
 
 void apply_fork_exit(CostSetter& cs) {
-  auto& k = cs.m.costs;
-  cs.direct("fork_call", "fork_ns", k.fork_ns);
+  const auto& k = cs.m.costs;  // read only: costs are set through cs.set
+  cs.direct("fork_call", "fork_ns");
   if (auto x = cs.get("fork_exit_reap")) {
     // The parent blocks in waitpid, the child runs and exits, the parent is woken: two passes
     // through the scheduler (schedule + pick_next_task + context_switch) plus a local wakeup.
     double sched = 2.0 * static_cast<double>(k.schedule_ns + k.pick_next_task_ns + k.context_switch_ns) +
                    static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns);
-    cs.set("exit_ns", k.exit_ns, x->value_ns - sched, 0.1 * x->value_ns,
+    cs.set("exit_ns", x->value_ns - sched, 0.1 * x->value_ns,
            fmt::format("fork_exit_reap ({:.0f}) - 2 x (schedule + pick_next_task + context_switch) - ttwu - enqueue - "
                        "dequeue ({:.0f}); floor 10%",
                        x->value_ns, sched),
@@ -1059,22 +1058,15 @@ void apply_fork_exit(CostSetter& cs) {
 }
 
 void apply_remote_reads(CostSetter& cs) {
-  auto& k = cs.m.costs;
-  const std::pair<const char*, int64_t*> reads[] = {{"smt", &k.remote_read_smt_ns},
-                                                     {"llc", &k.remote_read_llc_ns},
-                                                     {"other_llc", &k.remote_read_other_llc_ns},
-                                                     {"other_socket", &k.remote_read_other_socket_ns}};
-  for (auto& [cls, field] : reads) cs.direct((std::string("cacheline_") + cls).c_str(), std::string("remote_read_") + cls + "_ns", *field);
+  for (const char* cls : {"smt", "llc", "other_llc", "other_socket"})
+    cs.direct(std::string("cacheline_") + cls, std::string("remote_read_") + cls + "_ns");
 }
 
 // Wake-up latency -> IPI latency (non-polling idle) or polling_wake_ns (polling idle).
 void apply_wake_latencies(CostSetter& cs) {
-  auto& k = cs.m.costs;
-  const std::pair<const char*, int64_t*> ipis[] = {{"llc", &k.ipi_latency_llc_ns},
-                                                    {"other_llc", &k.ipi_latency_other_llc_ns},
-                                                    {"other_socket", &k.ipi_latency_other_socket_ns}};
+  const auto& k = cs.m.costs;  // read only: costs are set through cs.set
   bool polling_done = false;
-  for (auto& [cls, field] : ipis) {
+  for (const char* cls : {"llc", "other_llc", "other_socket"}) {
     const Measurement* lat = cs.get(std::string("wake_latency_") + cls);
     std::string used = std::string("wake_latency_") + cls;
     if (!lat && std::string(cls) == "llc") {  // SMT-only machines: the sibling class stands in
@@ -1091,14 +1083,14 @@ void apply_wake_latencies(CostSetter& cs) {
     if (polling) {
       if (polling_done) continue;
       polling_done = true;
-      cs.set("polling_wake_ns", k.polling_wake_ns, lat->value_ns - common, 0.1 * lat->value_ns,
+      cs.set("polling_wake_ns", lat->value_ns - common, 0.1 * lat->value_ns,
              fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - schedule - pick_next_task - context_switch - "
                          "wake_cost of {} (polling idle: no IPI); floor 10%",
                          used, lat->value_ns, waker, st ? st->name : "?"),
              lat->cov);
     } else {
       double v = lat->value_ns - common - static_cast<double>(k.ipi_entry_ns + k.irq_exit_ns);
-      cs.set(std::string("ipi_latency_") + cls + "_ns", *field, v, 0.1 * lat->value_ns,
+      cs.set(std::string("ipi_latency_") + cls + "_ns", v, 0.1 * lat->value_ns,
              fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - ipi_entry - irq_exit - schedule - pick_next_task - "
                          "context_switch - wake_cost of {} (non-polling idle: IPI); floor 10%",
                          used, lat->value_ns, waker, st ? st->name : "?"),
@@ -1116,7 +1108,7 @@ void apply_background_and_noise(CostSetter& cs) {
   if (r.have_background) {
     m.background = r.background.activities;
     if (r.background.tick_gaps >= 10 && r.background.tick_ns > 0)
-      cs.set("tick_ns", m.costs.tick_ns, r.background.tick_ns, 0,
+      cs.set("tick_ns", r.background.tick_ns, 0,
              fmt::format("median of {} tick gaps of the gap scan (phase-locked at 1/HZ; lognormal sigma {:.2f}): "
                          "interrupt entry, the tick, the timer re-arm and exit as a spinning task loses them",
                          r.background.tick_gaps, r.background.tick_sigma),
@@ -1140,7 +1132,7 @@ void apply_switch_mm(CostSetter& cs) {
   if (auto pr = cs.get("pipe_rtt_same_cpu_process"), th = cs.get("pipe_rtt_same_cpu"); pr && th) {
     double v = (pr->value_ns - th->value_ns) / 2;
     if (v > 0)
-      cs.set("switch_mm_ns", cs.m.costs.switch_mm_ns, v, 0,
+      cs.set("switch_mm_ns", v, 0,
              fmt::format("(pipe_rtt_same_cpu_process ({:.0f}) - pipe_rtt_same_cpu ({:.0f})) / 2: two switches per "
                          "round trip, each to another mm",
                          pr->value_ns, th->value_ns),
@@ -1172,7 +1164,7 @@ void apply_ipi_send(CostSetter& cs, const WakeIpi& w) {
   if (!w.halted) return;
   double v = w.wk->value_ns - w.nowaiter->value_ns - static_cast<double>(cs.m.costs.ttwu_ns);
   if (v > 0)
-    cs.set("ipi_send_ns", cs.m.costs.ipi_send_ns, v, 0,
+    cs.set("ipi_send_ns", v, 0,
            fmt::format("wake_syscall_{} ({:.0f}) - futex_wake_nowaiter ({:.0f}) - ttwu: the rest of a FUTEX_WAKE that "
                        "wakes a thread on a halted CPU is the IPI send",
                        w.cls, w.wk->value_ns, w.nowaiter->value_ns),

@@ -3,8 +3,12 @@
 // field is one row there and nothing else); the loader, `--set`, validate() and to_toml() are
 // all driven by this table.
 #include "machine/params_table.hpp"
+#include "machine/param_api.hpp"
 
 #include <array>
+#include <cmath>
+#include <type_traits>
+#include <variant>
 
 namespace schedlab::machine::detail {
 
@@ -153,6 +157,54 @@ std::vector<ParamInfo> idle_state_params() {
   for (const auto& f : detail::idle_fields())
     out.push_back({std::string("idle_state.<NAME>.") + f.name, f.unit, f.min, f.max, f.help});
   return out;
+}
+
+namespace {
+const detail::Field& field_of(const std::string& key) {
+  for (const auto& f : detail::fields())
+    if (f.key() == key) return f;
+  throw ProfileError("unknown machine parameter '" + key + "' (`schedlab machines --params` lists them)");
+}
+}  // namespace
+
+std::optional<ParamInfo> find_param(const std::string& key) {
+  for (const auto& f : detail::fields())
+    if (f.key() == key) return ParamInfo{f.key(), f.unit, f.min, f.max, f.help};
+  return std::nullopt;
+}
+
+double param_value(const Machine& m, const std::string& key) {
+  // The table's accessors take a Machine&; nothing is written through them here.
+  detail::FieldRef ref = field_of(key).ref(const_cast<Machine&>(m));
+  return std::visit([](auto* p) { return static_cast<double>(*p); }, ref);
+}
+
+void set_param(Machine& m, const std::string& key, double value) {
+  const detail::Field& f = field_of(key);
+  if (!(value >= f.min && value <= f.max))
+    throw ProfileError(key + " = " + std::to_string(value) + " is outside [" + std::to_string(f.min) + ", " +
+                       std::to_string(f.max) + "] " + f.unit);
+  std::visit(
+      [value](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, double>) *p = value;
+        else if constexpr (std::is_same_v<T, bool>) *p = value != 0;
+        else *p = static_cast<T>(std::llround(value));
+      },
+      f.ref(m));
+}
+
+std::vector<ParamInfo> background_params() {
+  std::vector<ParamInfo> out;
+  for (const auto& f : detail::background_fields())
+    out.push_back({std::string("background.") + f.name, f.unit, f.min, f.max, f.help});
+  return out;
+}
+
+Recorded& background_value(BackgroundActivity& a, const std::string& field) {
+  for (const auto& f : detail::background_fields())
+    if (field == f.name) return a.*f.member;
+  throw ProfileError("unknown [[background]] key '" + field + "'");
 }
 
 }  // namespace schedlab::machine

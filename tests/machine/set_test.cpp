@@ -3,6 +3,7 @@
 
 #include "helpers.hpp"
 #include "machine/machine.hpp"
+#include "machine/param_api.hpp"
 
 using namespace schedlab::machine;
 
@@ -134,4 +135,40 @@ TEST(machineIdleDisable, UnknownNameListsStates) {
     EXPECT_STREQ(e.what(), "--idle-disable C6: unknown idle state on epyc-milan-2s (states: POLL, C1, C2)");
   }
   EXPECT_EQ(m, before);  // all or nothing
+}
+
+// The parameter API host calibrate writes costs through (find_param, param_value, set_param,
+// background_params, background_value).
+TEST(machineParamApi, ReadsAndWritesByKeyWithinBounds) {
+  Machine m = load_profile("tiny-4");
+  auto pi = find_param("costs.ipi_send_ns");
+  ASSERT_TRUE(pi.has_value());
+  EXPECT_EQ(pi->unit, "ns");
+  EXPECT_FALSE(find_param("costs.no_such_ns").has_value());
+  EXPECT_FALSE(find_param("ipi_send_ns").has_value()) << "keys are table.name";
+
+  set_param(m, "costs.ipi_send_ns", 1234.4);
+  EXPECT_EQ(m.costs.ipi_send_ns, 1234);  // integer field: rounded
+  EXPECT_EQ(param_value(m, "costs.ipi_send_ns"), 1234.0);
+  set_param(m, "noise.run_sigma", 0.125);
+  EXPECT_DOUBLE_EQ(m.noise.run_sigma, 0.125);
+  EXPECT_DOUBLE_EQ(param_value(m, "noise.run_sigma"), 0.125);
+
+  Machine before = m;
+  EXPECT_THROW(set_param(m, "costs.ipi_send_ns", pi->max * 2), ProfileError);
+  EXPECT_THROW(set_param(m, "costs.ipi_send_ns", -1), ProfileError);
+  EXPECT_THROW(set_param(m, "costs.no_such_ns", 1), ProfileError);
+  EXPECT_THROW(param_value(m, "tunables.no_such"), ProfileError);
+  EXPECT_EQ(m, before) << "a rejected set_param must not change the machine";
+}
+
+TEST(machineParamApi, BackgroundValuesByField) {
+  auto ps = background_params();
+  ASSERT_FALSE(ps.empty());
+  EXPECT_EQ(ps.front().key, "background.rate_hz");
+  EXPECT_EQ(ps.front().unit, "Hz");
+  BackgroundActivity a;
+  background_value(a, "duration_ns").value = 42;
+  EXPECT_EQ(a.duration_ns.value, 42);
+  EXPECT_THROW(background_value(a, "no_such"), ProfileError);
 }
