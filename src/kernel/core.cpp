@@ -114,9 +114,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
     }
   }
   rq.curr = next;
-  cpu.switch_prev = prev;
-  cpu.switch_next = next;
-  cpu.run_steps(Resume::FinishTaskSwitch);
+  cpu.run_steps(Continuation::finish_task_switch(prev, next));
 }
 
 // The rq unlock (raw_spin_rq_unlock_irq(), in finish_lock_switch() or at the end of

@@ -161,9 +161,7 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
       tick_nohz_idle_restart_tick(k, rq.cpu);
     }
     cpu.push_step(KernelPath::IdleEntry, c);
-    cpu.enter_state = nstates;
-    cpu.enter_stop_tick = false;
-    cpu.run_steps(Resume::EnterIdleState);
+    cpu.run_steps(Continuation::enter_idle_state(nstates));
     return;
   }
   bool stop = false;
@@ -178,17 +176,15 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
   dev.entry_extra_ns = 0;
   if (stop && !k.tick_sched[rq.cpu].tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
-  cpu.enter_state = state;
-  cpu.enter_stop_tick = stop;
-  cpu.run_steps(Resume::CallCpuidle);
+  cpu.run_steps(Continuation::call_cpuidle(state, stop));
 }
 
 // tick_nohz_idle_stop_tick() as the governor asked, then call_cpuidle():
 // current_clr_polling_and_test(). A kick that landed while polling was set is seen here and the
 // state is not entered (-EBUSY); exit_idle sets polling again and the loop ends.
-void call_cpuidle(Kernel& k, Rq& rq) {
+void call_cpuidle(Kernel& k, Rq& rq, int state, bool stop_tick) {
   Cpu& cpu = k.cpus[rq.cpu];
-  if (cpu.enter_stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
+  if (stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
   rq.polling = false;
   if (need_resched_or_ipi(k, rq)) {
     rq.c.cpuidle_rejected++;
@@ -197,7 +193,7 @@ void call_cpuidle(Kernel& k, Rq& rq) {
     return;
   }
   cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.cpuidle_enter_ns));
-  cpu.run_steps(Resume::EnterIdleState);
+  cpu.run_steps(Continuation::enter_idle_state(state));
 }
 
 // The state's enter(): POLL (poll_idle()) and MWAIT states (mwait_idle_with_hints()) set polling
@@ -234,8 +230,7 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
       break;
     }
     for (Change* c : k.hooks(Hook::cpuidle_poll_time)) c->on_cpuidle_poll_time(rq, limit);
-    cpu.poll_deadline = k.now() + Time::ns(limit);
-    k.ev.schedule(cpu.poll_limit, cpu.poll_deadline);
+    k.ev.schedule(cpu.poll_limit, k.now() + Time::ns(limit));
   }
 }
 

@@ -124,28 +124,29 @@ void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Cs
                                            smp_call_function_single(k, src, target, csd)));
     return;
   }
-  cpu.csd_out = csd;
-  cpu.csd_target = target;
   cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall, k.cost(k.m.costs.csd_lock_ns)));
   KernelStep add = KernelStep::irqs_enabled(KernelPath::Syscall, k.remote_read(src.cpu, target));
   add.done = StepDone::CsdQueue;
+  add.target = target;
+  add.csd = csd;
   cpu.push_step(add);
 }
 
 // The effect of one of those steps when it lands; pushes the next step, if any.
-void smp_call_function_single_step(Kernel& k, int cpu_id, StepDone what) {
+void smp_call_function_single_step(Kernel& k, int cpu_id, const KernelStep& step) {
   Cpu& cpu = k.cpus[cpu_id];
-  const int to = cpu.csd_target;
+  const int to = step.target;
   Rq& t = k.rqs[to];
   auto next = [&](int64_t ns, StepDone done) {
     KernelStep s = KernelStep::irqs_enabled(KernelPath::Syscall, ns);
     s.done = done;
+    s.target = to;
     cpu.push_step(s);
   };
-  switch (what) {
+  switch (step.done) {
     case StepDone::CsdQueue: {
       bool first = t.wake_list.empty() && t.call_queue.empty();
-      t.call_queue.push_back(cpu.csd_out);
+      t.call_queue.push_back(step.csd);
       if (!first) return;
       if (try_polling(k, cpu_id, to))
         next(k.remote_read(cpu_id, to), StepDone::CsdPrepIpi);
@@ -195,7 +196,7 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
     KernelStep s{KernelPath::CallFunction, c};
     if (csd.waiter) {
       s.done = StepDone::CsdUnlock;
-      s.task = csd.waiter;
+      s.csd = csd;
     }
     cpu.push_step(s);
   }
