@@ -140,6 +140,9 @@ void Change::run_steps(Cpu& cpu, uint8_t point) {
   cpu.run_steps(Continuation::change(this, point));
 }
 
+void Change::arm(ChangeEvent& e, Time t) { k.ev.schedule(e, t); }
+void Change::disarm(ChangeEvent& e) { k.ev.deschedule(e); }
+
 void Change::defer(Time t, int cpu, Task* p, int64_t arg, uint8_t kind) {
   DeferredEvent& e = k.deferred(DeferredEvent::ChangeCall, cpu, p, arg);
   e.change = this;

@@ -265,7 +265,7 @@ void Cpu::return_to_task() {
     return;
   }
   for (Change* c : k.hooks(Hook::return_to_task))
-    if (c->on_return_to_task(rq)) return;
+    if (decided(c->on_return_to_task(rq))) return;
   Task* p = rq.curr;
   if (p->waiting_csd) {  // spinning in csd_lock_wait() with preemption disabled (get_cpu())
     set_mode(Mode::Task);

@@ -170,6 +170,9 @@ extern const SchedClass idle_sched_class;
 
 // --- core.cpp (kernel/sched/core.c) -------------------------------------------------------
 void __schedule(Kernel& k, Rq& rq, SchedMode mode);
+// __schedule(SM_IDLE)'s idle re-entry fast path (SM_IDLE): `cost` of `path` so far, the rq
+// unlock (the interrupts that arrived meanwhile), then schedule_idle()'s need_resched test.
+void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost);
 void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next);
 Task* pick_next_task(Kernel& k, Rq& rq);
 void activate_task(Kernel& k, Rq& rq, Task* p);

@@ -47,7 +47,7 @@ bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
   if (!t.polling) return false;
   if (t.need_resched || t.notify_ipi) return true;
   for (Change* c : k.hooks(Hook::set_nr_if_polling))
-    if (c->on_set_nr_if_polling(from, t, offset)) return true;
+    if (decided(c->on_set_nr_if_polling(from, t, offset, false))) return true;
   t.need_resched = true;
   wake_polling_idle(k, from, t, offset);
   return true;
@@ -57,7 +57,7 @@ bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
 static bool try_polling(Kernel& k, int from, int to) {
   bool try_polling = false;
   for (Change* c : k.hooks(Hook::call_function_single_prep_ipi))
-    c->on_call_function_single_prep_ipi(from, to, try_polling);
+    try_polling = decided(c->on_call_function_single_prep_ipi(from, to, try_polling));
   return try_polling;
 }
 
