@@ -364,7 +364,7 @@ void Cpu::deliver_irq(const Irq& in) {
       handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
-      if (guest_hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
+      if (k_->guest.ops->hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
       pending_irqs_.push_back(irq);
       if (k_->cpuidle[cpu_].polls_with_irqs_on) {
         // poll_idle() and cpu_idle_poll() spin with interrupts enabled: the handler runs inside

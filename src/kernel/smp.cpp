@@ -18,8 +18,7 @@ int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
 // distance; on a guest a halted target waits for the host to wake it (guest.hpp).
 void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
   bool host_woken = false;
-  int64_t lat = k.guest.on ? guest_ipi_latency_ns(k, from, to, t, host_woken)
-                           : k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
+  int64_t lat = ipi_latency_ns(k, from, to, t, host_woken);
   k.rqs[from].c.ipi_sent[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_raise(t, from, to, kind);
   DeferredEvent& e = k.deferred(DeferredEvent::IpiArrival, to);
