@@ -21,23 +21,26 @@ class NewidleMinIdle final : public Change {
   enum Tunable { kMinIdleNs };
 
   static ChangeInfo info() {
-    return {"NEWIDLE_MIN_IDLE",
-            false,
-            "newidle balance also needs avg_idle >= change.NEWIDLE_MIN_IDLE.min_idle_ns "
-            "(example change)",
-            "examples/changes/newidle_min_idle.cpp (a worked example, not a kernel patch)",
-            {{"newidle_min_idle_vetoed", "count",
-              "newidle balances the kernel's gates allowed and this change skipped", true}},
-            {{"min_idle_ns", "ns", 500000, 0, 100000000,
-              "avg_idle below which newidle balance is skipped (default: "
-              "sysctl_sched_migration_cost)"}}};
+    return {.name = "NEWIDLE_MIN_IDLE",
+            .default_on = false,
+            .help = "newidle balance also needs avg_idle >= change.NEWIDLE_MIN_IDLE.min_idle_ns "
+                    "(example change)",
+            .origin = "examples/changes/newidle_min_idle.cpp (a worked example, not a kernel patch)",
+            .counters = {{"newidle_min_idle_vetoed", "count",
+                          "newidle balances the kernel's gates allowed and this change skipped",
+                          true}},
+            .tunables = {{"min_idle_ns", "ns", 500000, 0, 100000000,
+                          "avg_idle below which newidle balance is skipped (default: "
+                          "sysctl_sched_migration_cost)"}}};
   }
 
-  void on_newidle_balance(Rq& rq, bool& balance) override {
+  // The hook gets the kernel's decision and returns the change's (with no extra work).
+  HookResult<bool> on_newidle_balance(Rq& rq, bool balance) override {
     if (balance && rq.avg_idle < tunable(kMinIdleNs)) {
-      balance = false;
       counter(rq, kVetoed)++;
+      return {.value = false};
     }
+    return {.value = balance};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(NewidleMinIdle);

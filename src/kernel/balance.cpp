@@ -7,6 +7,7 @@
 // update_idle_cpu_scan(); a PELT-like utilisation signal.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kernel/kernel.hpp"
 #include "kernel/schedstat.hpp"
@@ -155,7 +156,8 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
     return 0;
   }
   bool balance = k.rd.overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
-  for (Change* c : k.hooks(Hook::newidle_balance)) c->on_newidle_balance(rq, balance);
+  for (Change* c : k.hooks(Hook::newidle_balance))
+    balance = decided(c->on_newidle_balance(rq, balance));
   int pulled = 0;
   if (!balance) {
     rq.c.newidle_balance_skipped++;
@@ -174,10 +176,15 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
       domain_cost = k.cost(domain_cost);
       cpu.push_step(KernelPath::NewidleBalance, domain_cost);
       domain_cost += blocked;
-      bool done = false;
-      for (Change* c : k.hooks(Hook::update_newidle_cost))
-        done = done || c->on_update_newidle_cost(rq, sd, blocked, domain_cost);
-      if (!done) update_newidle_cost(k, sd, domain_cost);
+      std::optional<int64_t> counted;  // a change updated sd's cost itself: what counts
+      for (Change* c : k.hooks(Hook::update_newidle_cost)) {
+        if (counted) break;
+        counted = decided(c->on_update_newidle_cost(rq, sd, blocked, domain_cost, counted));
+      }
+      if (counted)
+        domain_cost = *counted;
+      else
+        update_newidle_cost(k, sd, domain_cost);
       blocked = 0;
       curr_cost += domain_cost;
       if (pulled > 0 || rq.nr_running > 0 || rq.ttwu_pending) break;
@@ -425,8 +432,11 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
     cost += k.remote_read(this_cpu, c);
     if (!idle_cpu(k, c)) return true;
     bool busy = this_rq.need_resched;
-    for (Change* ch : k.hooks(Hook::nohz_idle_balance_busy))
-      ch->on_nohz_idle_balance_busy(this_rq, busy);
+    for (Change* ch : k.hooks(Hook::nohz_idle_balance_busy)) {
+      HookResult<bool> r = ch->on_nohz_idle_balance_busy(this_rq, busy);
+      busy = r.value;
+      cost += r.cost_ns;
+    }
     if (busy) {
       if (flags & NOHZ_STATS_KICK) has_blocked = true;
       if (flags & NOHZ_NEXT_KICK) k.nohz.needs_update = true;
@@ -471,7 +481,7 @@ int64_t nohz_csd_func(Kernel& k, int cpu) {
   rq.idle_balance = idle_cpu(k, cpu);
   bool bail = rq.need_resched;
   if (rq.idle_balance)
-    for (Change* c : k.hooks(Hook::nohz_csd_func)) c->on_nohz_csd_func(rq, bail);
+    for (Change* c : k.hooks(Hook::nohz_csd_func)) bail = decided(c->on_nohz_csd_func(rq, bail));
   if (rq.idle_balance && !bail) {
     rq.nohz_idle_balance = flags;
     return raise_softirq_irqoff(k, cpu, SCHED_SOFTIRQ);

@@ -137,10 +137,11 @@ int64_t& Change::counter(Rq& rq, int i) { return rq.c.change[type_.counter_base 
 int64_t Change::tunable(int i) const { return k.f.tunable(type_.index, i); }
 
 void Change::run_steps(Cpu& cpu, uint8_t point) {
-  cpu.resume_change = this;
-  cpu.resume_point = point;
-  cpu.run_steps(Resume::Change);
+  cpu.run_steps(Continuation::change(this, point));
 }
+
+void Change::arm(ChangeEvent& e, Time t) { k.ev.schedule(e, t); }
+void Change::disarm(ChangeEvent& e) { k.ev.deschedule(e); }
 
 void Change::defer(Time t, int cpu, Task* p, int64_t arg, uint8_t kind) {
   DeferredEvent& e = k.deferred(DeferredEvent::ChangeCall, cpu, p, arg);

@@ -6,8 +6,12 @@
 //   class SmIdle final : public Change {
 //    public:
 //     using Change::Change;
-//     static ChangeInfo info() { return {"SM_IDLE", false, "...", "3dcac251b066", {...}, {}}; }
-//     bool on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath path, int64_t cost) override;
+//     static ChangeInfo info() {
+//       return {.name = "SM_IDLE", .default_on = false, .help = "...", .origin = "3dcac251b066",
+//               .counters = {...}};
+//     }
+//     HookResult<bool> on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath path,
+//                                  int64_t cost) override;
 //   };
 //   SCHEDLAB_REGISTER_CHANGE(SmIdle);
 //
@@ -21,6 +25,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -60,8 +66,8 @@ struct ChangeInfo {
   bool default_on;     // as in the modeled kernel (a merged change may default on)
   const char* help;    // one line for `schedlab features`
   const char* origin;  // the kernel commit or the LKML thread it models
-  std::vector<ChangeCounter> counters;
-  std::vector<ChangeTunable> tunables;
+  std::vector<ChangeCounter> counters = {};
+  std::vector<ChangeTunable> tunables = {};
 };
 
 // The hook points: where kernel patches change behaviour. Each is a virtual method of Change
@@ -104,6 +110,32 @@ inline constexpr int kNumHooks = static_cast<int>(Hook::COUNT);
 const char* hook_name(Hook h);
 
 struct ChangeType;
+struct ChangeEvent;
+
+// What a hook returns: its decision (`value`; NoDecision for a hook that only adds work) and the
+// kernel work the change adds (ns), which the caller charges where the hook says.
+struct NoDecision {};
+template <class T = NoDecision>
+struct HookResult {
+  T value{};
+  int64_t cost_ns = 0;
+};
+// The decision of a hook at a point that charges no work (a change returning work there is a
+// bug in the change: std::logic_error).
+template <class T>
+T decided(const HookResult<T>& r) {
+  if (r.cost_ns != 0) throw std::logic_error("a hook that charges no work returned a cost");
+  return r.value;
+}
+// Decisions of more than one value.
+struct CpuidleChoice {  // cpuidle_select
+  int state;
+  bool stop_tick;
+};
+struct IdleFlush {  // do_idle_flush
+  bool flush;            // flush_smp_call_function_queue() in do_idle()
+  bool always_schedule;  // schedule_idle() even without need_resched() after the flush
+};
 
 class Change {
  public:
@@ -113,100 +145,142 @@ class Change {
   Change& operator=(const Change&) = delete;
   const ChangeType& type() const { return type_; }
 
-  // --- hooks (the defaults do nothing; override the ones the change needs) ---
-  // Costs are ns of kernel work. "offset" is how far into the caller's current work the
-  // hook runs (where a remote effect it schedules starts, as in sched.hpp).
+  // --- hooks (the defaults change nothing; override the ones the change needs) ---
+  // One convention (HookResult above): a hook that decides something gets the caller's current
+  // decision as its last argument and returns the decision (that argument, unless the change
+  // decides otherwise) with the kernel work it adds (cost_ns). A hook that only adds work
+  // returns HookResult<> (cost_ns). A hook that only observes returns void. "offset" is how far
+  // into the caller's current work the hook runs (where a remote effect it schedules starts, as
+  // in sched.hpp). Where each hook's cost_ns is charged is said at the hook; "no work" hooks
+  // decide between steps and must return cost_ns 0 (decided() checks it).
 
   // __schedule() (core.cpp), after update_curr(), before prev leaves the runqueue and
   // pick_next_task() runs; `cost` is the work so far, not yet pushed. Return true to take the
   // CPU over: the change then pushes `cost` as a step of `path` and starts the chain
-  // (Cpu::run_steps(), or run_steps() below to resume in the change).
-  virtual bool on_schedule(Rq& /*rq*/, SchedMode /*mode*/, Task* /*prev*/, KernelPath /*path*/,
-                           int64_t /*cost*/) {
-    return false;
+  // (run_steps() below, or a kernel call such as __schedule_idle_fastpath()). cost_ns: added to
+  // __schedule()'s work when the change does not take the CPU.
+  virtual HookResult<bool> on_schedule(Rq& /*rq*/, SchedMode /*mode*/, Task* /*prev*/,
+                                       KernelPath /*path*/, int64_t /*cost*/) {
+    return {.value = false};
   }
   // activate_task(): p was enqueued on rq and counted in nr_running.
   virtual void on_activate_task(Rq& /*rq*/, Task* /*p*/) {}
   // ttwu_runnable(): p was woken while still on its runqueue (now TASK_RUNNING); `cost` is the
   // waker's work so far.
   virtual void on_ttwu_runnable(int /*this_cpu*/, Task* /*p*/, int64_t /*cost*/) {}
-  // wakeup_preempt(): p was enqueued on rq; return true to decide whether it preempts
-  // rq->curr (`preempt`), instead of the class rules.
-  virtual bool on_wakeup_preempt(Rq& /*rq*/, Task* /*p*/, bool& /*preempt*/) { return false; }
-  // wake_affine_idle() (WA_IDLE) found neither CPU idle and no sync wakeup onto a CPU running
-  // only the waker: the change may set `target` to this_cpu or prev_cpu (it stays -1 for none,
-  // then WA_WEIGHT decides).
-  virtual void on_wake_affine_idle(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/,
-                                   int& /*target*/, int64_t& /*cost*/) {}
-  // select_idle_cpu() once SIS_UTIL has bounded the scan to `nr` (nr_idle_scan + 1 > 1; only
-  // while the LLC has no idle core), before the scan: return true to return `cpu` at once.
-  virtual bool on_select_idle_cpu_depth(Rq& /*this_rq*/, Task* /*p*/, int /*target*/, int /*nr*/,
-                                        int& /*cpu*/, int64_t& /*cost*/) {
-    return false;
+  // wakeup_preempt(): p was enqueued on rq; a value decides whether it preempts rq->curr,
+  // instead of the class rules (nullopt: the class decides). cost_ns: the waker's work.
+  virtual HookResult<std::optional<bool>> on_wakeup_preempt(Rq& /*rq*/, Task* /*p*/,
+                                                           std::optional<bool> decided) {
+    return {.value = decided};
   }
-  // select_idle_cpu()'s candidate set: return false to leave `cpu` out of the scan (before it
-  // counts against the scan depth).
-  virtual bool on_select_idle_cpu_candidate(Rq& /*this_rq*/, int /*cpu*/) { return true; }
+  // wake_affine_idle() (WA_IDLE) found neither CPU idle and no sync wakeup onto a CPU running
+  // only the waker: the change may return this_cpu or prev_cpu as the target (-1 for none, then
+  // WA_WEIGHT decides). cost_ns: the waker's work.
+  virtual HookResult<int> on_wake_affine_idle(int /*this_cpu*/, int /*prev_cpu*/, bool /*sync*/,
+                                              int target) {
+    return {.value = target};
+  }
+  // select_idle_cpu() once SIS_UTIL has bounded the scan to `nr` (nr_idle_scan + 1 > 1; only
+  // while the LLC has no idle core), before the scan: a CPU (not -1) is returned at once.
+  // cost_ns: the scan's work (charged whether or not a CPU is returned).
+  virtual HookResult<int> on_select_idle_cpu_depth(Rq& /*this_rq*/, Task* /*p*/, int /*target*/,
+                                                   int /*nr*/, int cpu) {
+    return {.value = cpu};
+  }
+  // select_idle_cpu()'s candidate set: false leaves `cpu` out of the scan (before it counts
+  // against the scan depth). No work.
+  virtual HookResult<bool> on_select_idle_cpu_candidate(Rq& /*this_rq*/, int /*cpu*/,
+                                                        bool candidate) {
+    return {.value = candidate};
+  }
   // select_idle_cpu() / select_idle_core() looked at `cpu` (idle or not).
   virtual void on_select_idle_cpu_visit(Rq& /*this_rq*/, int /*cpu*/, bool /*idle*/) {}
   // select_idle_sibling() after select_idle_cpu(): `found` is the idle CPU it returned or -1;
-  // the change may search further (e.g. beyond the LLC) and set it.
-  virtual void on_select_idle_cpu_done(int /*this_cpu*/, Task* /*p*/, int /*target*/,
-                                       int& /*found*/, int64_t& /*cost*/) {}
-  // do_idle() found nothing to run and is about to choose an idle state for the first time;
-  // returns work charged to the idle entry step.
-  virtual int64_t on_do_idle(Rq& /*rq*/) { return 0; }
-  // cpuidle_idle_call(): the governor chose `state` (an index of the machine's idle states,
-  // or their count for default_idle / idle=poll) and whether to stop the tick.
-  virtual void on_cpuidle_select(Rq& /*rq*/, int& /*state*/, bool& /*stop_tick*/) {}
-  // cpuidle_poll_time(): the POLL state about to be entered polls at most `limit_ns`.
-  virtual void on_cpuidle_poll_time(Rq& /*rq*/, int64_t& /*limit_ns*/) {}
-  // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup);
-  // returns extra exit work.
-  virtual int64_t on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) { return 0; }
+  // the change may search further (e.g. beyond the LLC) and return another. cost_ns: the
+  // waker's work.
+  virtual HookResult<int> on_select_idle_cpu_done(int /*this_cpu*/, Task* /*p*/, int /*target*/,
+                                                  int found) {
+    return {.value = found};
+  }
+  // do_idle() found nothing to run and is about to choose an idle state for the first time.
+  // cost_ns: charged to the idle entry step.
+  virtual HookResult<> on_do_idle(Rq& /*rq*/) { return {}; }
+  // cpuidle_idle_call(): the governor chose a state (an index of the machine's idle states, or
+  // their count for default_idle / idle=poll) and whether to stop the tick; the change may
+  // choose otherwise. cost_ns: charged to the governor's step.
+  virtual HookResult<CpuidleChoice> on_cpuidle_select(Rq& /*rq*/, CpuidleChoice chosen) {
+    return {.value = chosen};
+  }
+  // cpuidle_poll_time(): the POLL state about to be entered polls at most the returned ns. No
+  // work.
+  virtual HookResult<int64_t> on_cpuidle_poll_time(Rq& /*rq*/, int64_t limit_ns) {
+    return {.value = limit_ns};
+  }
+  // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup).
+  // cost_ns: charged to the exit step.
+  virtual HookResult<> on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) {
+    return {};
+  }
   // sched_balance_newidle(): the built-in gates (overload, avg_idle vs the lowest domain's
-  // cost) said `balance`; the change may veto or force it.
-  virtual void on_newidle_balance(Rq& /*rq*/, bool& /*balance*/) {}
-  // sched_tick(): returns extra tick work.
-  virtual int64_t on_sched_tick(Rq& /*rq*/) { return 0; }
+  // cost) said `balance`; the change may veto or force it. No work.
+  virtual HookResult<bool> on_newidle_balance(Rq& /*rq*/, bool balance) {
+    return {.value = balance};
+  }
+  // sched_tick(). cost_ns: charged to the tick's work.
+  virtual HookResult<> on_sched_tick(Rq& /*rq*/) { return {}; }
   // send_call_function_single_ipi() -> call_function_single_prep_ipi(), the csd queued first on
-  // `to`: whether to try set_nr_if_polling() on its idle task before sending the IPI
-  // (`try_polling`, default false: the IPI is sent; CSD_POLL_KICK sets it).
-  virtual void on_call_function_single_prep_ipi(int /*from*/, int /*to*/, bool& /*try_polling*/) {}
-  // set_nr_if_polling(): the target's idle task polls and has no flag set yet; return true if
-  // the change set a flag of its own instead of TIF_NEED_RESCHED (and woke the CPU with
-  // wake_polling_idle()).
-  virtual bool on_set_nr_if_polling(int /*from*/, Rq& /*target*/, int64_t /*offset*/) {
-    return false;
+  // `to`: whether to try set_nr_if_polling() on its idle task before sending the IPI (default
+  // false: the IPI is sent; CSD_POLL_KICK says true). No work.
+  virtual HookResult<bool> on_call_function_single_prep_ipi(int /*from*/, int /*to*/,
+                                                            bool try_polling) {
+    return {.value = try_polling};
+  }
+  // set_nr_if_polling(): the target's idle task polls and has no flag set yet; true if the
+  // change set a flag of its own instead of TIF_NEED_RESCHED (and woke the CPU with
+  // wake_polling_idle()). No work (the sender's line transfers are the caller's).
+  virtual HookResult<bool> on_set_nr_if_polling(int /*from*/, Rq& /*target*/, int64_t /*offset*/,
+                                                bool handled) {
+    return {.value = handled};
   }
   // do_idle() left its loop (polling cleared, the tick restarted): whether to run
   // flush_smp_call_function_queue() here (`flush`, default false: every csd then came with an
   // IPI whose handler ran it) and whether schedule_idle() follows in any case (`always_schedule`,
-  // default true) or only if need_resched() is set after the flush.
-  virtual void on_do_idle_flush(Rq& /*rq*/, bool& /*flush*/, bool& /*always_schedule*/) {}
+  // default true) or only if need_resched() is set after the flush. No work.
+  virtual HookResult<IdleFlush> on_do_idle_flush(Rq& /*rq*/, IdleFlush flush) {
+    return {.value = flush};
+  }
   // pick_next_task_fair() found nothing to run: whether to run sched_balance_newidle()
-  // (`balance`, default NEWIDLE_BALANCE); prev is the task that called __schedule().
-  virtual void on_pick_next_task_newidle(Rq& /*rq*/, Task* /*prev*/, bool& /*balance*/) {}
+  // (default NEWIDLE_BALANCE); prev is the task that called __schedule(). No work.
+  virtual HookResult<bool> on_pick_next_task_newidle(Rq& /*rq*/, Task* /*prev*/, bool balance) {
+    return {.value = balance};
+  }
   // update_newidle_cost() after newidle balance of `sd`: `cost` is the level's walk plus
-  // `blocked_ns` of update_blocked_averages() (charged to the first level, as since v5.17);
-  // return true if the change updated sd.max_newidle_lb_cost itself (it may change `cost`, what
-  // counts against avg_idle for the next levels).
-  virtual bool on_update_newidle_cost(Rq& /*rq*/, SchedDomain& /*sd*/, int64_t /*blocked_ns*/,
-                                      int64_t& /*cost*/) {
-    return false;
+  // `blocked_ns` of update_blocked_averages() (charged to the first level, as since v5.17). A
+  // value says the change updated sd.max_newidle_lb_cost itself and is the level's cost that
+  // counts against avg_idle for the next levels (nullopt: the kernel's update_newidle_cost()).
+  // No work (the walk's steps are pushed already).
+  virtual HookResult<std::optional<int64_t>> on_update_newidle_cost(
+      Rq& /*rq*/, SchedDomain& /*sd*/, int64_t /*blocked_ns*/, int64_t /*cost*/,
+      std::optional<int64_t> counted) {
+    return {.value = counted};
   }
   // nohz_csd_func() on an idle CPU: `bail` is need_resched() (the kick is dropped); the change
-  // may clear it.
-  virtual void on_nohz_csd_func(Rq& /*rq*/, bool& /*bail*/) {}
+  // may clear it. No work.
+  virtual HookResult<bool> on_nohz_csd_func(Rq& /*rq*/, bool bail) { return {.value = bail}; }
   // _nohz_idle_balance()'s per-CPU test whether the balancing CPU turned busy: `busy` is
-  // need_resched(); the change may decide otherwise.
-  virtual void on_nohz_idle_balance_busy(Rq& /*this_rq*/, bool& /*busy*/) {}
-  // raise_softirq_irqoff() outside interrupt context: whether to wake ksoftirqd
-  // (`wake_ksoftirqd`, default true as on !PREEMPT_RT).
-  virtual void on_raise_softirq(Rq& /*rq*/, int /*nr*/, bool& /*wake_ksoftirqd*/) {}
-  // Cpu::return_to_task() after pending interrupts: return true if the change took the CPU
-  // (it set the mode and what runs next).
-  virtual bool on_return_to_task(Rq& /*rq*/) { return false; }
+  // need_resched(); the change may decide otherwise. cost_ns: the balance's work.
+  virtual HookResult<bool> on_nohz_idle_balance_busy(Rq& /*this_rq*/, bool busy) {
+    return {.value = busy};
+  }
+  // raise_softirq_irqoff() outside interrupt context: whether to wake ksoftirqd (default true
+  // as on !PREEMPT_RT). cost_ns: the raiser's work.
+  virtual HookResult<bool> on_raise_softirq(Rq& /*rq*/, int /*nr*/, bool wake_ksoftirqd) {
+    return {.value = wake_ksoftirqd};
+  }
+  // Cpu::return_to_task() after pending interrupts: true if the change took the CPU (it set
+  // the mode and what runs next). No work.
+  virtual HookResult<bool> on_return_to_task(Rq& /*rq*/) { return {.value = false}; }
 
   // --- continuations the change arranged ---
   // A chain started with run_steps(cpu, point) is done.
@@ -225,6 +299,9 @@ class Change {
   void run_steps(Cpu& cpu, uint8_t point);
   // A pooled one-shot event at absolute time t: deferred(cpu, p, arg, kind).
   void defer(Time t, int cpu, Task* p, int64_t arg, uint8_t kind);
+  // Arms (re-arms) an event the change owns at absolute time t; disarm() cancels it.
+  void arm(ChangeEvent& e, Time t);
+  void disarm(ChangeEvent& e);
 
   Kernel& k;
 

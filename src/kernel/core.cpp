@@ -1,6 +1,7 @@
 // kernel/sched/core.c: __schedule(), pick_next_task(), try_to_wake_up(), resched_curr(),
 // sched_tick(), task exit.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "kernel/kernel.hpp"
@@ -60,6 +61,15 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
 
 // --- __schedule() ------------------------------------------------------------------------
 
+// The idle re-entry fast path (SM_IDLE): nothing to pick, prev is the idle task and stays.
+// raw_spin_rq_unlock_irq() takes the interrupts that arrived meanwhile, then schedule_idle()'s
+// need_resched test.
+void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost) {
+  Cpu& cpu = k.cpus[rq.cpu];
+  cpu.push_step(path, cost);
+  cpu.run_steps(Resume::IrqsThenScheduleIdleLoop);
+}
+
 // Models __schedule(mode): prev leaves the runqueue if it blocks, pick_next_task(), the context
 // switch. A change may take the CPU over before prev is dequeued (Hook::schedule). Left out:
 // RCU, PSI, core scheduling, sched_ext, delayed dequeue.
@@ -75,8 +85,11 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   int64_t c = k.cost(k.m.costs.schedule_ns);
   update_curr(k, rq);
 
-  for (Change* ch : k.hooks(Hook::schedule))
-    if (ch->on_schedule(rq, mode, prev, path, c)) return;
+  for (Change* ch : k.hooks(Hook::schedule)) {
+    HookResult<bool> r = ch->on_schedule(rq, mode, prev, path, c);
+    if (r.value) return;
+    c += r.cost_ns;
+  }
 
   if (mode == SchedMode::SM_NONE && prev != rq.idle && prev->state != TaskState::Running) {
     c += k.cost(k.m.costs.dequeue_ns);
@@ -114,9 +127,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
     }
   }
   rq.curr = next;
-  cpu.switch_prev = prev;
-  cpu.switch_next = next;
-  cpu.run_steps(Resume::FinishTaskSwitch);
+  cpu.run_steps(Continuation::finish_task_switch(prev, next));
 }
 
 // The rq unlock (raw_spin_rq_unlock_irq(), in finish_lock_switch() or at the end of
@@ -159,7 +170,7 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
   // pick_next_task_fair()'s newidle balance.
   bool balance = k.f.on(Feature::NEWIDLE_BALANCE);
   for (Change* c : k.hooks(Hook::pick_next_task_newidle))
-    c->on_pick_next_task_newidle(rq, prev, balance);
+    balance = decided(c->on_pick_next_task_newidle(rq, prev, balance));
   if (balance && sched_balance_newidle(k, rq) > 0) {
     next = pick_from_classes(k, rq);
     if (next) return next;
@@ -177,7 +188,7 @@ void sched_tick(Kernel& k, Rq& rq) {
   rq.c.ticks++;
   int64_t c = k.cost(k.m.costs.tick_ns);
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
-  for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq);
+  for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq).cost_ns;
   update_rq_util(k, rq);
   rq.idle_balance = idle_cpu(k, rq.cpu);
   int64_t kick = 0;
@@ -316,18 +327,23 @@ int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offse
 // (Hook::wakeup_preempt).
 int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset) {
   Task* curr = rq.curr;
-  bool preempt = false;
-  bool decided = false;
-  for (Change* ch : k.hooks(Hook::wakeup_preempt))
-    if ((decided = ch->on_wakeup_preempt(rq, p, preempt))) break;
-  if (decided) {
-  } else if (p->sched_class == curr->sched_class) {
-    preempt = p->sched_class->wakeup_preempt(k, rq, p);
-  } else {
-    preempt = p->sched_class->rank > curr->sched_class->rank;
+  std::optional<bool> decision;  // a change's, else the class rules
+  int64_t c = 0;
+  for (Change* ch : k.hooks(Hook::wakeup_preempt)) {
+    HookResult<std::optional<bool>> r = ch->on_wakeup_preempt(rq, p, decision);
+    decision = r.value;
+    c += r.cost_ns;
+    if (decision) break;
   }
-  if (!preempt) return 0;
-  return resched_curr(k, this_cpu, rq, offset);
+  bool preempt;
+  if (decision)
+    preempt = *decision;
+  else if (p->sched_class == curr->sched_class)
+    preempt = p->sched_class->wakeup_preempt(k, rq, p);
+  else
+    preempt = p->sched_class->rank > curr->sched_class->rank;
+  if (!preempt) return c;
+  return c + resched_curr(k, this_cpu, rq, offset);
 }
 
 // resched_curr(): local -> set the flag; remote -> set_nr_and_not_polling(): an IPI unless the

@@ -98,7 +98,7 @@ void Cpu::set_mode(Mode m) {
 
 // --- kernel chains --------------------------------------------------------------------------
 
-void Cpu::run_steps(Resume then) {
+void Cpu::run_steps(Continuation then) {
   set_mode(Mode::Kernel);
   after_steps_ = then;
   step_next();
@@ -112,7 +112,7 @@ void Cpu::step_next() {
   if (head_ == steps_.size()) {
     steps_.clear();
     head_ = 0;
-    Resume r = after_steps_;
+    Continuation r = after_steps_;
     after_steps_ = Resume::None;
     resume(r);
     return;
@@ -153,7 +153,7 @@ void Cpu::insert_pushed_steps(size_t mark) {
 void Cpu::step_effect(const KernelStep& s) {
   switch (s.done) {
     case StepDone::None: return;
-    case StepDone::CsdUnlock: csd_unlock(*k_, s.task, cpu_); return;
+    case StepDone::CsdUnlock: csd_unlock(*k_, s.csd.waiter, cpu_); return;
     case StepDone::TtwuPending: sched_ttwu_pending(*k_, *rq_, s.count); return;
     case StepDone::IpiExit:
       if (k_->sink) k_->sink->ipi_exit(k_->now(), cpu_, s.ipi);
@@ -163,7 +163,7 @@ void Cpu::step_effect(const KernelStep& s) {
     case StepDone::CsdKick:
     case StepDone::CsdIpi: {
       const size_t mark = steps_mark();
-      smp_call_function_single_step(*k_, cpu_, s.done);
+      smp_call_function_single_step(*k_, cpu_, s);
       insert_pushed_steps(mark);
       return;
     }
@@ -180,18 +180,20 @@ void Cpu::step_effect(const KernelStep& s) {
 }
 
 // The one place a CPU continues after a chain.
-void Cpu::resume(Resume r) {
+void Cpu::resume(const Continuation& r) {
   Kernel& k = *k_;
   Rq& rq = *rq_;
-  switch (r) {
+  switch (r.at()) {
     case Resume::None: return;
     case Resume::ReturnToTask: return_to_task(); return;
     case Resume::ProcessPendingIrqs: process_pending_irqs(after_irqs_); return;
     case Resume::DoIdle: do_idle(k, rq); return;
     case Resume::DoIdlePolling: do_idle_polling(k, rq); return;
     case Resume::IdleLoop: do_idle_loop(k, rq); return;
-    case Resume::CallCpuidle: call_cpuidle(k, rq); return;
-    case Resume::EnterIdleState: cpuidle_enter_state(k, rq, enter_state); return;
+    case Resume::CallCpuidle:
+      call_cpuidle(k, rq, r.idle_state().state, r.idle_state().stop_tick);
+      return;
+    case Resume::EnterIdleState: cpuidle_enter_state(k, rq, r.idle_state().state); return;
     case Resume::CpuidleIrqsOn: process_pending_irqs(Resume::CpuidleExitDone); return;
     case Resume::CpuidleExitDone: cpuidle_exit_done(k, rq); return;
     case Resume::ExitIdle: exit_idle(k, rq); return;
@@ -212,8 +214,10 @@ void Cpu::resume(Resume r) {
       }
       schedule_idle_loop(k, rq);
       return;
-    case Resume::FinishTaskSwitch: finish_task_switch(k, rq, switch_prev, switch_next); return;
-    case Resume::Change: resume_change->resume(rq, resume_point); return;
+    case Resume::FinishTaskSwitch:
+      finish_task_switch(k, rq, r.switch_args().prev, r.switch_args().next);
+      return;
+    case Resume::Change: r.change_args().change->resume(rq, r.change_args().point); return;
   }
 }
 
@@ -261,7 +265,7 @@ void Cpu::return_to_task() {
     return;
   }
   for (Change* c : k.hooks(Hook::return_to_task))
-    if (c->on_return_to_task(rq)) return;
+    if (decided(c->on_return_to_task(rq))) return;
   Task* p = rq.curr;
   if (p->waiting_csd) {  // spinning in csd_lock_wait() with preemption disabled (get_cpu())
     set_mode(Mode::Task);
@@ -360,7 +364,7 @@ void Cpu::deliver_irq(const Irq& in) {
       handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
-      if (guest_hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
+      if (k_->guest.ops->hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
       pending_irqs_.push_back(irq);
       if (k_->cpuidle[cpu_].polls_with_irqs_on) {
         // poll_idle() and cpu_idle_poll() spin with interrupts enabled: the handler runs inside
@@ -379,7 +383,7 @@ bool Cpu::tick_pending() const {
   return false;
 }
 
-void Cpu::process_pending_irqs(Resume then) {
+void Cpu::process_pending_irqs(Continuation then) {
   if (pending_irqs_.empty()) {
     resume(then);
     return;
@@ -391,7 +395,7 @@ void Cpu::process_pending_irqs(Resume then) {
   handle_irq(irq, Resume::ProcessPendingIrqs);
 }
 
-void Cpu::handle_irq(const Irq& irq, Resume then) {
+void Cpu::handle_irq(const Irq& irq, Continuation then) {
   push_irq_steps(irq);
   run_steps(then);
 }

@@ -4,8 +4,9 @@
 // a task segment (the remainder resumes after the handler) and wait while a kernel chain runs. Every CPU's time is in exactly
 // one accounting bucket (busy, one kernel path, one idle state).
 //
-// A chain ends in a named resume point (Resume), dispatched in one place (Cpu::resume()); a
-// step's own effect at its end is a StepDone. The CPU's recurring events (step end, segment
+// A chain ends in a named resume point (Resume) with the arguments the resumed step takes (its
+// payload: a Continuation), dispatched in one place (Cpu::resume()); a step's own effect at its
+// end is a StepDone, whose arguments the step carries. The CPU's recurring events (step end, segment
 // end, tick, POLL limit, polling wakeup) are objects it owns, re-armed in
 // place; one-shot events that can overlap (IPIs in flight, hrtimer expiries, csd unlocks) come
 // from a pool. Nothing here allocates per event once the vectors have grown.
@@ -58,7 +59,60 @@ enum class Resume : uint8_t {
   IrqsThenScheduleIdle,  // pending IRQs, then schedule_idle()
   IrqsThenScheduleIdleLoop,  // pending IRQs (the rq unlock), then `while (need_resched())`
   FinishTaskSwitch,    // after __schedule()'s steps
-  Change,              // a scheduler change's continuation: resume_change->resume(point)
+  Change,              // a scheduler change's continuation: change->resume(rq, point)
+};
+
+// The payloads of the resume points that take arguments.
+struct SwitchArgs {  // FinishTaskSwitch: finish_task_switch(prev, next)
+  Task* prev;
+  Task* next;
+};
+struct IdleStateArgs {  // CallCpuidle, EnterIdleState: the state the governor chose
+  int state;
+  bool stop_tick;  // CallCpuidle: tick_nohz_idle_stop_tick() first
+};
+struct ChangeArgs {  // Change: which change resumes, at which of its points
+  Change* change;
+  uint8_t point;
+};
+
+// A resume point with its payload. Points without arguments convert from Resume; the others are
+// made by their named constructor and read by their accessor (only the resumed step reads it).
+class Continuation {
+ public:
+  constexpr Continuation(Resume r = Resume::None) : at_(r) {}  // NOLINT: implicit on purpose
+  static Continuation finish_task_switch(Task* prev, Task* next) {
+    Continuation c(Resume::FinishTaskSwitch);
+    c.p_.sw = {prev, next};
+    return c;
+  }
+  static Continuation call_cpuidle(int state, bool stop_tick) {
+    Continuation c(Resume::CallCpuidle);
+    c.p_.idle = {state, stop_tick};
+    return c;
+  }
+  static Continuation enter_idle_state(int state) {
+    Continuation c(Resume::EnterIdleState);
+    c.p_.idle = {state, false};
+    return c;
+  }
+  static Continuation change(Change* ch, uint8_t point) {
+    Continuation c(Resume::Change);
+    c.p_.change = {ch, point};
+    return c;
+  }
+  Resume at() const { return at_; }
+  const SwitchArgs& switch_args() const { return p_.sw; }
+  const IdleStateArgs& idle_state() const { return p_.idle; }
+  const ChangeArgs& change_args() const { return p_.change; }
+
+ private:
+  Resume at_;
+  union Payload {
+    SwitchArgs sw;
+    IdleStateArgs idle;
+    ChangeArgs change;
+  } p_{};
 };
 
 // What a step does when it ends.
@@ -68,16 +122,16 @@ enum class StepDone : uint8_t {
   TtwuPending, // sched_ttwu_pending(): enqueue the first `count` tasks taken off the wake list
   IpiExit,     // the ipi_exit tracepoint
   SoftirqEnd,  // __do_softirq() done: restart if softirqs were raised meanwhile
-  // smp_call_function_single() on the sender, csd in Cpu::csd_out:
+  // smp_call_function_single() on the sender (the step carries the target and the csd):
   CsdQueue,    // llist_add() landed: the csd is on the target's queue
   CsdPrepIpi,  // set_nr_if_polling()'s read of the idle task's flags arrived
   CsdKick,     // its cmpxchg landed: TIF_NEED_RESCHED set (or polling was gone: IPI)
   CsdIpi,      // the ICR write: the IPI is on its way
 };
 
-// One piece of kernel work on a CPU: `ns` of `path`, then `done` takes effect.
-// A step runs with interrupts disabled unless `irqs_on`: then an interrupt is taken at once and
-// the rest of the step runs after its handler.
+// One piece of kernel work on a CPU: `ns` of `path`, then `done` takes effect with the step's
+// own arguments. A step runs with interrupts disabled unless `irqs_on`: then an interrupt is
+// taken at once and the rest of the step runs after its handler.
 struct KernelStep {
   KernelPath path;
   int64_t ns;
@@ -85,7 +139,8 @@ struct KernelStep {
   IpiKind ipi = IpiKind::Reschedule;  // IpiExit
   bool irqs_on = false;
   uint32_t count = 0;                 // TtwuPending
-  Task* task = nullptr;               // CsdUnlock: the waiter
+  int target = -1;                    // CsdQueue..CsdIpi: the target CPU
+  Csd csd{};                          // CsdQueue: the csd being queued; CsdUnlock: its waiter
   static KernelStep irqs_enabled(KernelPath p, int64_t ns) {
     KernelStep s{p, ns};
     s.irqs_on = true;
@@ -114,7 +169,7 @@ class Cpu {
   void push_step(KernelPath path, int64_t ns) { steps_.push_back({path, ns}); }
   void push_step(const KernelStep& s) { steps_.push_back(s); }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
-  void run_steps(Resume then);
+  void run_steps(Continuation then);
   bool in_chain() const { return head_ < steps_.size(); }
 
   // --- modes, segments, interrupts ---
@@ -129,7 +184,7 @@ class Cpu {
   void continue_task();               // ask curr's program for its next step
   void return_to_task();              // after an interrupt or kernel chain in task context
   void deliver_irq(const Irq& irq);
-  void process_pending_irqs(Resume then);
+  void process_pending_irqs(Continuation then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
   const Irq* first_pending_irq() const { return pending_irqs_.empty() ? nullptr : &pending_irqs_.front(); }
   bool tick_pending() const;           // a pending interrupt is the tick
@@ -144,7 +199,7 @@ class Cpu {
   void exit_irq_ctx() { --irq_ctx_; }
   bool softirq_running = false;        // __do_softirq() steps are queued or running
   bool softirq_after_flush = false;    // do_idle()'s flush will run do_softirq() (ILB_NO_KSOFTIRQD)
-  void resume(Resume r);
+  void resume(const Continuation& r);
   void step_done();                   // the current step's event
   void task_segment_done();           // the current segment's event
 
@@ -152,7 +207,7 @@ class Cpu {
  private:
   void step_next();
   void step_effect(const KernelStep& s);
-  void handle_irq(const Irq& irq, Resume then);
+  void handle_irq(const Irq& irq, Continuation then);
   void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();
@@ -162,8 +217,8 @@ class Cpu {
   int cpu_ = 0;
   int core_ = 0;
   Mode mode_ = Mode::Kernel;
-  Resume after_steps_ = Resume::None;
-  Resume after_irqs_ = Resume::None;
+  Continuation after_steps_;
+  Continuation after_irqs_;
   int bucket_ = 0;  // 0 busy; 1..P kernel path+1; P+1+s idle state s
   Time bucket_start_;
   Time seg_start_;
@@ -177,17 +232,6 @@ class Cpu {
   int irq_ctx_ = 0;
 
  public:  // (after the hot private fields, which share the first cache lines)
-  // Continuation arguments (one chain at a time).
-  Task* switch_prev = nullptr;
-  Task* switch_next = nullptr;
-  int enter_state = 0;
-  bool enter_stop_tick = false;
-  Change* resume_change = nullptr;  // Resume::Change
-  uint8_t resume_point = 0;
-  Time poll_deadline;  // POLL's time limit (cpuidle_poll_time()) in this poll_idle()
-  Csd csd_out;         // the csd this CPU's smp_call_function_single() is queueing
-  int csd_target = -1;
-
   // Recurring events owned by the CPU.
   CpuEvent tick;
   CpuEvent poll_limit;

@@ -143,10 +143,17 @@ void yield_task_fair(Kernel& k, Rq& rq) {
 }  // namespace
 
 const SchedClass fair_sched_class = {
-    "fair",           1,
-    enqueue_task_fair, dequeue_task_fair, put_prev_task_fair, pick_task_fair,
-    set_next_task_fair, wakeup_preempt_fair, select_task_rq_fair, task_tick_fair,
-    yield_task_fair,
+    .name = "fair",
+    .rank = 1,
+    .enqueue_task = enqueue_task_fair,
+    .dequeue_task = dequeue_task_fair,
+    .put_prev_task = put_prev_task_fair,
+    .pick_task = pick_task_fair,
+    .set_next_task = set_next_task_fair,
+    .wakeup_preempt = wakeup_preempt_fair,
+    .select_task_rq = select_task_rq_fair,
+    .task_tick = task_tick_fair,
+    .yield_task = yield_task_fair,
 };
 
 // --- wakeup placement -----------------------------------------------------------------------
@@ -187,8 +194,12 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_cpu;
     else if (available_idle_cpu(k, prev_cpu))
       target = prev_cpu;
-    for (Change* c : k.hooks(Hook::wake_affine_idle))
-      if (target < 0) c->on_wake_affine_idle(this_cpu, prev_cpu, sync, target, cost);
+    for (Change* c : k.hooks(Hook::wake_affine_idle)) {
+      if (target >= 0) break;
+      HookResult<int> r = c->on_wake_affine_idle(this_cpu, prev_cpu, sync, target);
+      target = r.value;
+      cost += r.cost_ns;
+    }
   }
   if (target < 0 && k.f.on(Feature::WA_WEIGHT)) {
     int64_t this_load = k.rqs[this_cpu].nr_running * kNice0Load;
@@ -263,8 +274,11 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
     }
   }
   int i = select_idle_cpu(k, this_cpu, p, target, has_idle_core, cost);
-  for (Change* c : k.hooks(Hook::select_idle_cpu_done))
-    c->on_select_idle_cpu_done(this_cpu, p, target, i, cost);
+  for (Change* c : k.hooks(Hook::select_idle_cpu_done)) {
+    HookResult<int> r = c->on_select_idle_cpu_done(this_cpu, p, target, i);
+    i = r.value;
+    cost += r.cost_ns;
+  }
   if (i >= 0) return i;
   return target;
 }
@@ -331,9 +345,11 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   if (k.f.on(Feature::SIS_UTIL) && !has_idle_core) {
     nr = sds.nr_idle_scan + 1;  // because !--nr is the condition to stop the scan
     if (nr == 1) return -1;     // overloaded LLC: don't scan at all
-    int cpu = -1;
-    for (Change* c : k.hooks(Hook::select_idle_cpu_depth))
-      if (c->on_select_idle_cpu_depth(this_rq, p, target, nr, cpu, cost)) return cpu;
+    for (Change* c : k.hooks(Hook::select_idle_cpu_depth)) {
+      HookResult<int> r = c->on_select_idle_cpu_depth(this_rq, p, target, nr, -1);
+      cost += r.cost_ns;
+      if (r.value >= 0) return r.value;
+    }
   }
   const int llc_n = static_cast<int>(sds.cpus.size());
   // Start at the CPU after target in the LLC span and wrap (for_each_cpu_wrap).
@@ -355,7 +371,9 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     if (!p->allowed_on(cpu)) continue;
     if (!candidate_hooks.empty() &&
         !std::all_of(candidate_hooks.begin(), candidate_hooks.end(),
-                     [&](Change* c) { return c->on_select_idle_cpu_candidate(this_rq, cpu); }))
+                     [&](Change* c) {
+                       return decided(c->on_select_idle_cpu_candidate(this_rq, cpu, true));
+                     }))
       continue;
     if (has_idle_core) {
       // select_idle_core(): a whole idle core; not limited by nr.

@@ -28,6 +28,7 @@ LogNormal dist_of(const machine::Recorded& median, const machine::Recorded& sigm
 
 void GuestModel::init(const machine::Machine& m, const sim::Rng& seed_rng, int nr_cpus) {
   on = m.guest.present;
+  ops = on ? &kvm_guest_ops : &bare_metal_ops;
   if (!on) return;
   ipi_virtualization = m.guest.ipi_virtualization.known() && m.guest.ipi_virtualization.value != 0;
   ipi_send = dist_of(m.guest.ipi_send_ns, m.guest.ipi_send_sigma);
@@ -46,8 +47,31 @@ bool vcpu_halted(const Kernel& k, int cpu) {
   return !k.m.tunables.idle_poll;  // default_idle (HLT) or idle=poll
 }
 
-int64_t ipi_send_cost(Kernel& k, int from, int to) {
-  return k.guest.on ? guest_ipi_send_ns(k, from, to) : k.cost(k.m.costs.ipi_send_ns);
+namespace {
+int64_t bare_ipi_send_ns(Kernel& k, int, int) { return k.cost(k.m.costs.ipi_send_ns); }
+int64_t bare_ipi_latency_ns(Kernel& k, int from, int to, Time, bool& host_woken) {
+  host_woken = false;
+  return k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
+}
+bool bare_hold_irq(Kernel&, int, const Irq&) { return false; }
+}  // namespace
+
+const PlatformOps bare_metal_ops = {
+    .name = "bare metal",
+    .ipi_send_ns = bare_ipi_send_ns,
+    .ipi_latency_ns = bare_ipi_latency_ns,
+    .hold_irq = bare_hold_irq,
+};
+const PlatformOps kvm_guest_ops = {
+    .name = "kvm guest",
+    .ipi_send_ns = guest_ipi_send_ns,
+    .ipi_latency_ns = guest_ipi_latency_ns,
+    .hold_irq = guest_hold_irq,
+};
+
+int64_t ipi_send_cost(Kernel& k, int from, int to) { return k.guest.ops->ipi_send_ns(k, from, to); }
+int64_t ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_woken) {
+  return k.guest.ops->ipi_latency_ns(k, from, to, at, host_woken);
 }
 
 // G2: without IPI virtualisation every send exits (KVM_HC_SEND_IPI with pv_send_ipi, else the

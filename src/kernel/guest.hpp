@@ -33,8 +33,25 @@ struct LogNormal {
   int64_t draw(sim::Rng& rng) const;
 };
 
+// What differs between bare metal and a KVM guest on the IPI and halt paths, as the kernel's
+// paravirt ops (pv_ops, apic->send_IPI) and KVM's HLT exits differ: one table of functions,
+// picked once at boot (GuestModel::init), called without a test of the platform in the path.
+struct PlatformOps {
+  const char* name;  // "bare metal", "kvm guest"
+  // The sender's cost of one IPI to `to` (the ICR write, or a VM exit).
+  int64_t (*ipi_send_ns)(Kernel& k, int from, int to);
+  // Send-to-handler latency of an IPI sent `at`; host_woken: the host woke a halted vCPU for it.
+  int64_t (*ipi_latency_ns)(Kernel& k, int from, int to, Time at, bool& host_woken);
+  // deliver_irq() to an idle CPU: true if the interrupt waits (a halted vCPU until the host
+  // runs it again).
+  bool (*hold_irq)(Kernel& k, int cpu, const Irq& irq);
+};
+extern const PlatformOps bare_metal_ops;
+extern const PlatformOps kvm_guest_ops;
+
 // The [guest] values the kernel model uses, and their per-run state.
 struct GuestModel {
+  const PlatformOps* ops = &bare_metal_ops;  // kvm_guest_ops with [guest] (set by init())
   bool on = false;                  // [guest] present: HLT and IPI sends are VM exits
   bool ipi_virtualization = false;  // guest.ipi_virtualization: sends to running vCPUs do not exit
   LogNormal ipi_send, halted_wake, running_ipi;
@@ -47,8 +64,11 @@ struct GuestModel {
 
 // Is this vCPU halted: in an idle state that does not poll (HLT exits to the host)?
 bool vcpu_halted(const Kernel& k, int cpu);
-// The sender's cost of one IPI (the ICR write): costs.ipi_send_ns, or on a guest the VM exit below.
+// The sender's cost of one IPI (the ICR write): costs.ipi_send_ns, or on a guest the VM exit below
+// (the platform's ops).
 int64_t ipi_send_cost(Kernel& k, int from, int to);
+// Send-to-handler latency of an IPI (the platform's ops).
+int64_t ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_woken);
 // The sender's cost of one IPI to `to` on a guest (a VM exit unless IPIs are virtualised and
 // the target runs); counts guest_ipi_exits.
 int64_t guest_ipi_send_ns(Kernel& k, int from, int to);
@@ -56,7 +76,7 @@ int64_t guest_ipi_send_ns(Kernel& k, int from, int to);
 // halted vCPU (host_woken = true), else the one-way delivery to a running one.
 int64_t guest_ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_woken);
 // deliver_irq() on a vCPU that cannot take the interrupt yet (halted, or stolen): holds it until
-// the host runs the vCPU again and returns true.
+// the host runs the vCPU again and returns true (kvm_guest_ops.hold_irq).
 bool guest_hold_irq(Kernel& k, int cpu, const Irq& irq);
 
 // One [[background]] source of interrupts, softirqs or steal: a Poisson process per CPU or for

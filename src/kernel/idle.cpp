@@ -48,10 +48,17 @@ int64_t set_next_task_idle(Kernel& k, Rq& rq, Task*) {
 }
 
 const SchedClass idle_sched_class = {
-    "idle",           0,
-    enqueue_task_idle, dequeue_task_idle, put_prev_task_idle, pick_task_idle,
-    set_next_task_idle, wakeup_preempt_idle, select_task_rq_idle, task_tick_idle,
-    yield_task_idle,
+    .name = "idle",
+    .rank = 0,
+    .enqueue_task = enqueue_task_idle,
+    .dequeue_task = dequeue_task_idle,
+    .put_prev_task = put_prev_task_idle,
+    .pick_task = pick_task_idle,
+    .set_next_task = set_next_task_idle,
+    .wakeup_preempt = wakeup_preempt_idle,
+    .select_task_rq = select_task_rq_idle,
+    .task_tick = task_tick_idle,
+    .yield_task = yield_task_idle,
 };
 
 // --- do_idle() ------------------------------------------------------------------------------
@@ -91,7 +98,8 @@ void do_idle_polling(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.polling = true;
   // Changes' idle entry work is charged to the first idle entry step.
-  for (Change* c : k.hooks(Hook::do_idle)) k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq);
+  for (Change* c : k.hooks(Hook::do_idle))
+    k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq).cost_ns;
   cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.tick_nohz_idle_enter_ns));
   cpu.run_steps(Resume::IdleLoop);
 }
@@ -131,10 +139,11 @@ void do_idle_flush(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpus[rq.cpu];
   rq.polling = false;
   rq.notify_ipi = false;
-  bool flush = false, always_schedule = true;
-  for (Change* c : k.hooks(Hook::do_idle_flush)) c->on_do_idle_flush(rq, flush, always_schedule);
-  if (flush) flush_smp_call_function_queue(k, rq);
-  cpu.run_steps(always_schedule ? Resume::IrqsThenScheduleIdle : Resume::IrqsThenScheduleIdleLoop);
+  IdleFlush what{.flush = false, .always_schedule = true};
+  for (Change* c : k.hooks(Hook::do_idle_flush)) what = decided(c->on_do_idle_flush(rq, what));
+  if (what.flush) flush_smp_call_function_queue(k, rq);
+  cpu.run_steps(what.always_schedule ? Resume::IrqsThenScheduleIdle
+                                     : Resume::IrqsThenScheduleIdleLoop);
 }
 
 // After __schedule() returned to the idle task (the rq unlock took the pending interrupts):
@@ -161,9 +170,7 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
       tick_nohz_idle_restart_tick(k, rq.cpu);
     }
     cpu.push_step(KernelPath::IdleEntry, c);
-    cpu.enter_state = nstates;
-    cpu.enter_stop_tick = false;
-    cpu.run_steps(Resume::EnterIdleState);
+    cpu.run_steps(Continuation::enter_idle_state(nstates));
     return;
   }
   bool stop = false;
@@ -172,23 +179,29 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
     state = nstates;  // default_idle_call(): HLT/WFI, not polling, tick stopped
     stop = true;
   }
-  for (Change* ch : k.hooks(Hook::cpuidle_select)) ch->on_cpuidle_select(rq, state, stop);
+  CpuidleChoice choice{.state = state, .stop_tick = stop};
+  int64_t hook_ns = 0;
+  for (Change* ch : k.hooks(Hook::cpuidle_select)) {
+    HookResult<CpuidleChoice> r = ch->on_cpuidle_select(rq, choice);
+    choice = r.value;
+    hook_ns += r.cost_ns;
+  }
+  state = choice.state;
+  stop = choice.stop_tick;
   CpuidleDevice& dev = k.cpuidle[rq.cpu];
-  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns;
+  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns + hook_ns;
   dev.entry_extra_ns = 0;
   if (stop && !k.tick_sched[rq.cpu].tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
-  cpu.enter_state = state;
-  cpu.enter_stop_tick = stop;
-  cpu.run_steps(Resume::CallCpuidle);
+  cpu.run_steps(Continuation::call_cpuidle(state, stop));
 }
 
 // tick_nohz_idle_stop_tick() as the governor asked, then call_cpuidle():
 // current_clr_polling_and_test(). A kick that landed while polling was set is seen here and the
 // state is not entered (-EBUSY); exit_idle sets polling again and the loop ends.
-void call_cpuidle(Kernel& k, Rq& rq) {
+void call_cpuidle(Kernel& k, Rq& rq, int state, bool stop_tick) {
   Cpu& cpu = k.cpus[rq.cpu];
-  if (cpu.enter_stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
+  if (stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
   rq.polling = false;
   if (need_resched_or_ipi(k, rq)) {
     rq.c.cpuidle_rejected++;
@@ -197,7 +210,7 @@ void call_cpuidle(Kernel& k, Rq& rq) {
     return;
   }
   cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.cpuidle_enter_ns));
-  cpu.run_steps(Resume::EnterIdleState);
+  cpu.run_steps(Continuation::enter_idle_state(state));
 }
 
 // The state's enter(): POLL (poll_idle()) and MWAIT states (mwait_idle_with_hints()) set polling
@@ -233,9 +246,9 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
       limit = std::min(limit, s.target_residency_ns);
       break;
     }
-    for (Change* c : k.hooks(Hook::cpuidle_poll_time)) c->on_cpuidle_poll_time(rq, limit);
-    cpu.poll_deadline = k.now() + Time::ns(limit);
-    k.ev.schedule(cpu.poll_limit, cpu.poll_deadline);
+    for (Change* c : k.hooks(Hook::cpuidle_poll_time))
+      limit = decided(c->on_cpuidle_poll_time(rq, limit));
+    k.ev.schedule(cpu.poll_limit, k.now() + Time::ns(limit));
   }
 }
 
@@ -283,7 +296,7 @@ void cpuidle_exit_state(Kernel& k, Rq& rq, bool slept) {
   rq.polling = false;
   int64_t exit_ns = k.cost(exit);
   for (Change* c : k.hooks(Hook::cpuidle_exit))
-    exit_ns += c->on_cpuidle_exit(rq, state, cpu.first_pending_irq());
+    exit_ns += c->on_cpuidle_exit(rq, state, cpu.first_pending_irq()).cost_ns;
   cpu.push_step(KernelPath::IdleExit, exit_ns);
   cpu.run_steps(Resume::CpuidleIrqsOn);
 }

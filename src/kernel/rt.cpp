@@ -48,10 +48,17 @@ void yield_task_rt(Kernel&, Rq& rq) { rq.yield_to_tail = true; }
 }  // namespace
 
 const SchedClass rt_sched_class = {
-    "rt",           2,
-    enqueue_task_rt, dequeue_task_rt, put_prev_task_rt, pick_task_rt,
-    set_next_task_rt, wakeup_preempt_rt, select_task_rq_rt, task_tick_rt,
-    yield_task_rt,
+    .name = "rt",
+    .rank = 2,
+    .enqueue_task = enqueue_task_rt,
+    .dequeue_task = dequeue_task_rt,
+    .put_prev_task = put_prev_task_rt,
+    .pick_task = pick_task_rt,
+    .set_next_task = set_next_task_rt,
+    .wakeup_preempt = wakeup_preempt_rt,
+    .select_task_rq = select_task_rq_rt,
+    .task_tick = task_tick_rt,
+    .yield_task = yield_task_rt,
 };
 
 }  // namespace schedlab::kernel

@@ -170,6 +170,9 @@ extern const SchedClass idle_sched_class;
 
 // --- core.cpp (kernel/sched/core.c) -------------------------------------------------------
 void __schedule(Kernel& k, Rq& rq, SchedMode mode);
+// __schedule(SM_IDLE)'s idle re-entry fast path (SM_IDLE): `cost` of `path` so far, the rq
+// unlock (the interrupts that arrived meanwhile), then schedule_idle()'s need_resched test.
+void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost);
 void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next);
 Task* pick_next_task(Kernel& k, Rq& rq);
 void activate_task(Kernel& k, Rq& rq, Task* p);
@@ -216,7 +219,7 @@ void do_idle_exit(Kernel& k, Rq& rq);   // need_resched: leave the loop (tick_no
 void do_idle_flush(Kernel& k, Rq& rq);  // polling cleared, flush_smp_call_function_queue()
 void schedule_idle_loop(Kernel& k, Rq& rq);  // schedule_idle()'s `while (need_resched())`
 void cpuidle_idle_call(Kernel& k, Rq& rq);
-void call_cpuidle(Kernel& k, Rq& rq);
+void call_cpuidle(Kernel& k, Rq& rq, int state, bool stop_tick);
 void cpuidle_enter_state(Kernel& k, Rq& rq, int state);
 // Leaving an idle state: by an interrupt (now pending on the CPU) or a polling kick; `slept`
 // is false when the state returned at once (no exit latency).
@@ -242,8 +245,8 @@ void wake_polling_idle(Kernel& k, int from, Rq& target, int64_t offset);
 int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd);
 // From a task (ipistorm): the sender's steps, each decision taken when its step lands.
 void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Csd& csd);
-enum class StepDone : uint8_t;
-void smp_call_function_single_step(Kernel& k, int cpu, StepDone what);
+struct KernelStep;
+void smp_call_function_single_step(Kernel& k, int cpu, const KernelStep& step);
 // Runs the queue: from the call-function IPI handler (from_ipi) or do_idle()'s flush.
 void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi);
 void flush_smp_call_function_queue(Kernel& k, Rq& rq);  // do_idle(): flush + pending softirqs

@@ -18,8 +18,7 @@ int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
 // distance; on a guest a halted target waits for the host to wake it (guest.hpp).
 void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
   bool host_woken = false;
-  int64_t lat = k.guest.on ? guest_ipi_latency_ns(k, from, to, t, host_woken)
-                           : k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
+  int64_t lat = ipi_latency_ns(k, from, to, t, host_woken);
   k.rqs[from].c.ipi_sent[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_raise(t, from, to, kind);
   DeferredEvent& e = k.deferred(DeferredEvent::IpiArrival, to);
@@ -47,7 +46,7 @@ bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
   if (!t.polling) return false;
   if (t.need_resched || t.notify_ipi) return true;
   for (Change* c : k.hooks(Hook::set_nr_if_polling))
-    if (c->on_set_nr_if_polling(from, t, offset)) return true;
+    if (decided(c->on_set_nr_if_polling(from, t, offset, false))) return true;
   t.need_resched = true;
   wake_polling_idle(k, from, t, offset);
   return true;
@@ -57,7 +56,7 @@ bool set_nr_if_polling(Kernel& k, int from, Rq& t, int64_t offset) {
 static bool try_polling(Kernel& k, int from, int to) {
   bool try_polling = false;
   for (Change* c : k.hooks(Hook::call_function_single_prep_ipi))
-    c->on_call_function_single_prep_ipi(from, to, try_polling);
+    try_polling = decided(c->on_call_function_single_prep_ipi(from, to, try_polling));
   return try_polling;
 }
 
@@ -124,28 +123,29 @@ void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Cs
                                            smp_call_function_single(k, src, target, csd)));
     return;
   }
-  cpu.csd_out = csd;
-  cpu.csd_target = target;
   cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall, k.cost(k.m.costs.csd_lock_ns)));
   KernelStep add = KernelStep::irqs_enabled(KernelPath::Syscall, k.remote_read(src.cpu, target));
   add.done = StepDone::CsdQueue;
+  add.target = target;
+  add.csd = csd;
   cpu.push_step(add);
 }
 
 // The effect of one of those steps when it lands; pushes the next step, if any.
-void smp_call_function_single_step(Kernel& k, int cpu_id, StepDone what) {
+void smp_call_function_single_step(Kernel& k, int cpu_id, const KernelStep& step) {
   Cpu& cpu = k.cpus[cpu_id];
-  const int to = cpu.csd_target;
+  const int to = step.target;
   Rq& t = k.rqs[to];
   auto next = [&](int64_t ns, StepDone done) {
     KernelStep s = KernelStep::irqs_enabled(KernelPath::Syscall, ns);
     s.done = done;
+    s.target = to;
     cpu.push_step(s);
   };
-  switch (what) {
+  switch (step.done) {
     case StepDone::CsdQueue: {
       bool first = t.wake_list.empty() && t.call_queue.empty();
-      t.call_queue.push_back(cpu.csd_out);
+      t.call_queue.push_back(step.csd);
       if (!first) return;
       if (try_polling(k, cpu_id, to))
         next(k.remote_read(cpu_id, to), StepDone::CsdPrepIpi);
@@ -195,7 +195,7 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
     KernelStep s{KernelPath::CallFunction, c};
     if (csd.waiter) {
       s.done = StepDone::CsdUnlock;
-      s.task = csd.waiter;
+      s.csd = csd;
     }
     cpu.push_step(s);
   }

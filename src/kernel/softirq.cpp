@@ -66,8 +66,13 @@ int64_t raise_softirq_irqoff(Kernel& k, int cpu, SoftirqNr nr) {
   const Cpu& c = k.cpus[cpu];
   if (c.in_interrupt()) return 0;
   bool wake = true;
-  for (Change* ch : k.hooks(Hook::raise_softirq)) ch->on_raise_softirq(k.rqs[cpu], nr, wake);
-  return wake ? wakeup_softirqd(k, cpu) : 0;
+  int64_t hook_ns = 0;
+  for (Change* ch : k.hooks(Hook::raise_softirq)) {
+    HookResult<bool> r = ch->on_raise_softirq(k.rqs[cpu], nr, wake);
+    wake = r.value;
+    hook_ns += r.cost_ns;
+  }
+  return hook_ns + (wake ? wakeup_softirqd(k, cpu) : 0);
 }
 
 // __do_softirq() as one step with interrupts enabled; SoftirqEnd restarts it if an interrupt

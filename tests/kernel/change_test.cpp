@@ -28,20 +28,20 @@ class TestTick final : public Change {
  public:
   using Change::Change;
   static ChangeInfo info() {
-    return {"TEST_TICK",
-            false,
-            "test: extra tick work",
-            "tests/kernel/change_test.cpp",
-            {{"test_tick_seen", "count", "ticks the change saw", true},
-             {"test_tick_ns", "ns", "tick time (derived)", false,
-              [](const kernel::CpuCounters& c) {
-                return c.kernel_ns[static_cast<int>(KernelPath::Tick)];
-              }}},
-            {{"extra_ns", "ns", 0, 0, 100000, "extra tick work"}}};
+    return {.name = "TEST_TICK",
+            .default_on = false,
+            .help = "test: extra tick work",
+            .origin = "tests/kernel/change_test.cpp",
+            .counters = {{"test_tick_seen", "count", "ticks the change saw", true},
+                         {"test_tick_ns", "ns", "tick time (derived)", false,
+                          [](const kernel::CpuCounters& c) {
+                            return c.kernel_ns[static_cast<int>(KernelPath::Tick)];
+                          }}},
+            .tunables = {{"extra_ns", "ns", 0, 0, 100000, "extra tick work"}}};
   }
-  int64_t on_sched_tick(Rq& rq) override {
+  kernel::HookResult<> on_sched_tick(Rq& rq) override {
     counter(rq, 0)++;
-    return tunable(0);
+    return {.cost_ns = tunable(0)};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(TestTick);
@@ -51,9 +51,12 @@ class TestNoNewidle final : public Change {
  public:
   using Change::Change;
   static ChangeInfo info() {
-    return {"TEST_NO_NEWIDLE", false, "test: no newidle balance", "tests", {}, {}};
+    return {.name = "TEST_NO_NEWIDLE",
+            .default_on = false,
+            .help = "test: no newidle balance",
+            .origin = "tests"};
   }
-  void on_newidle_balance(Rq&, bool& balance) override { balance = false; }
+  kernel::HookResult<bool> on_newidle_balance(Rq&, bool) override { return {.value = false}; }
 };
 SCHEDLAB_REGISTER_CHANGE(TestNoNewidle);
 
@@ -61,7 +64,9 @@ SCHEDLAB_REGISTER_CHANGE(TestNoNewidle);
 class TestDefaultOn final : public Change {
  public:
   using Change::Change;
-  static ChangeInfo info() { return {"TEST_DEFAULT_ON", true, "test: on", "tests", {}, {}}; }
+  static ChangeInfo info() {
+    return {.name = "TEST_DEFAULT_ON", .default_on = true, .help = "test: on", .origin = "tests"};
+  }
 };
 SCHEDLAB_REGISTER_CHANGE(TestDefaultOn);
 

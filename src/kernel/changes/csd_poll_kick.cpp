@@ -17,21 +17,26 @@ class CsdPollKick final : public Change {
   enum Counter { kTries };
 
   static ChangeInfo info() {
-    return {"CSD_POLL_KICK",
-            true,
+    return {
+        .name = "CSD_POLL_KICK",
+        .default_on = true,
+        .help =
             "a csd for a polling idle CPU sets TIF_NEED_RESCHED instead of an IPI and do_idle() "
             "flushes the call queue (b2a02fc43a1f, v5.8); NO_CSD_POLL_KICK reverts it",
-            "b2a02fc43a1f smp: Optimize send_call_function_single_ipi() (v5.8)",
-            {{"csd_poll_kick_tries", "count",
-              "call_function_single_prep_ipi() calls that tried set_nr_if_polling() (sender)"}},
-            {}};
+        .origin = "b2a02fc43a1f smp: Optimize send_call_function_single_ipi() (v5.8)",
+        .counters = {
+            {"csd_poll_kick_tries", "count",
+             "call_function_single_prep_ipi() calls that tried set_nr_if_polling() (sender)"}}};
   }
 
-  void on_call_function_single_prep_ipi(int from, int, bool& try_polling) override {
-    try_polling = true;
+  HookResult<bool> on_call_function_single_prep_ipi(int from, int, bool) override {
     counter(k.rqs[from], kTries)++;
+    return {.value = true};
   }
-  void on_do_idle_flush(Rq&, bool& flush, bool&) override { flush = true; }
+  HookResult<IdleFlush> on_do_idle_flush(Rq&, IdleFlush what) override {
+    what.flush = true;
+    return {.value = what};
+  }
 };
 SCHEDLAB_REGISTER_CHANGE(CsdPollKick);
 

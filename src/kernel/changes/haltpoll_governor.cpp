@@ -66,51 +66,60 @@ class HaltpollGovernor final : public Change {
         p_(haltpoll_params(k.m)), cpu_(k.nr_cpus()) {}
 
   static ChangeInfo info() {
-    return {"HALTPOLL_GOVERNOR",
-            true,
-            "the haltpoll cpuidle governor where machine.governor = haltpoll: poll up to an adaptive "
+    return {
+        .name = "HALTPOLL_GOVERNOR",
+        .default_on = true,
+        .help =
+            "the haltpoll cpuidle governor where machine.governor = haltpoll: poll up to an "
+            "adaptive "
             "per-CPU window (guest_halt_poll_ns), then halt; off: menu stands in",
-            "drivers/cpuidle/governors/haltpoll.c (Marcelo Tosatti, cpuidle: add haltpoll governor, v5.4); "
-            "arm64: [PATCH v6 00/10] Enable haltpoll on arm64 (20240726201332.626395-1-ankur.a.arora@oracle.com)",
-            {{"haltpoll_grow", "count", "poll windows grown after a short halt", true},
-             {"haltpoll_shrink", "count", "poll windows shrunk after a long halt", true},
-             {"haltpoll_poll_timeout", "count", "polls that ran out of their window (then halt)"}},
-            {}};
+        .origin =
+            "drivers/cpuidle/governors/haltpoll.c (Marcelo Tosatti, cpuidle: add haltpoll "
+            "governor, v5.4); "
+            "arm64: [PATCH v6 00/10] Enable haltpoll on arm64 "
+            "(20240726201332.626395-1-ankur.a.arora@oracle.com)",
+        .counters = {
+            {"haltpoll_grow", "count", "poll windows grown after a short halt", true},
+            {"haltpoll_shrink", "count", "poll windows shrunk after a long halt", true},
+            {"haltpoll_poll_timeout", "count", "polls that ran out of their window (then halt)"}}};
   }
 
   // haltpoll_select()
-  void on_cpuidle_select(Rq& rq, int& state, bool& stop_tick) override {
-    if (!active_) return;
+  HookResult<CpuidleChoice> on_cpuidle_select(Rq& rq, CpuidleChoice chosen) override {
+    if (!active_) return {.value = chosen};
     PerCpu& s = cpu_[rq.cpu];
     const bool poll_usable = !k.m.idle_states[kPoll].disabled && k.m.idle_states[kPoll].polling;
-    stop_tick = true;  // cpuidle_idle_call()'s default; the governor clears it when polling
+    // cpuidle_idle_call()'s default is to stop the tick; the governor clears it when polling.
+    CpuidleChoice c{.state = kHalt, .stop_tick = true};
     if (s.poll_limit_ns == 0 || !poll_usable) {
-      state = kHalt;
+      c.state = kHalt;
     } else if (s.last_state == kPoll && k.cpuidle[rq.cpu].poll_time_limit) {
-      state = kHalt;  // no event in the poll window: halt
+      c.state = kHalt;  // no event in the poll window: halt
       counter(rq, kPollTimeout)++;
     } else {
-      state = kPoll;  // after a halt, or a poll ended by an event: poll again
-      stop_tick = false;
+      c.state = kPoll;  // after a halt, or a poll ended by an event: poll again
+      c.stop_tick = false;
     }
-    s.last_state = state;
+    s.last_state = c.state;
+    return {.value = c};
   }
 
   // cpuidle_poll_time(): the window, once there is one.
-  void on_cpuidle_poll_time(Rq& rq, int64_t& limit_ns) override {
-    if (active_ && cpu_[rq.cpu].poll_limit_ns > 0) limit_ns = cpu_[rq.cpu].poll_limit_ns;
+  HookResult<int64_t> on_cpuidle_poll_time(Rq& rq, int64_t limit_ns) override {
+    if (active_ && cpu_[rq.cpu].poll_limit_ns > 0) return {.value = cpu_[rq.cpu].poll_limit_ns};
+    return {.value = limit_ns};
   }
 
   // haltpoll_reflect(): after a halt, adjust_poll_limit() with its residency.
-  int64_t on_cpuidle_exit(Rq& rq, int state, const Irq*) override {
-    if (!active_ || state != kHalt) return 0;
+  HookResult<> on_cpuidle_exit(Rq& rq, int state, const Irq*) override {
+    if (!active_ || state != kHalt) return {};
     PerCpu& s = cpu_[rq.cpu];
     int64_t block = (k.now() - k.cpuidle[rq.cpu].entered).count();
     int change = 0;
     s.poll_limit_ns = haltpoll_adjust_poll_limit(s.poll_limit_ns, block, p_, change);
     if (change > 0) counter(rq, kGrow)++;
     if (change < 0) counter(rq, kShrink)++;
-    return 0;
+    return {};  // the governor's bookkeeping is in cpuidle_exit_ns
   }
 
  private:

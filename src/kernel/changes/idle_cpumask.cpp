@@ -20,24 +20,29 @@ class IdleCpumask final : public Change {
       : Change(k, t), mask_(k.nr_cpus(), 1) {}
 
   static ChangeInfo info() {
-    return {"IDLE_CPUMASK",
-            false,
+    return {
+        .name = "IDLE_CPUMASK",
+        .default_on = false,
+        .help =
             "select_idle_cpu() scans a per-LLC mask of idle CPUs, set on idle entry, cleared at "
             "the busy tick (2020 RFC)",
+        .origin =
             "Aubrey Li, [RFC PATCH v1] sched/fair: select idle cpu from idle cpumask in sched "
             "domain (LKML, 2020; not merged)",
-            {{"idle_cpumask_stale", "count",
-              "select_idle_cpu() visits of a CPU whose bit was set but which was busy", true}},
-            {}};
+        .counters = {{"idle_cpumask_stale", "count",
+                      "select_idle_cpu() visits of a CPU whose bit was set but which was busy",
+                      true}}};
   }
 
   // The RFC sets the bit on a pass through do_idle()'s loop, i.e. only when there is really
   // nothing to run; the write is charged to the idle entry step.
-  int64_t on_do_idle(Rq& rq) override { return update(rq, true); }
-  int64_t on_sched_tick(Rq& rq) override {
-    return idle_cpu(k, rq.cpu) ? 0 : update(rq, false);
+  HookResult<> on_do_idle(Rq& rq) override { return {.cost_ns = update(rq, true)}; }
+  HookResult<> on_sched_tick(Rq& rq) override {
+    return {.cost_ns = idle_cpu(k, rq.cpu) ? 0 : update(rq, false)};
   }
-  bool on_select_idle_cpu_candidate(Rq&, int cpu) override { return mask_[cpu]; }
+  HookResult<bool> on_select_idle_cpu_candidate(Rq&, int cpu, bool candidate) override {
+    return {.value = candidate && mask_[cpu]};
+  }
   void on_select_idle_cpu_visit(Rq& this_rq, int cpu, bool idle) override {
     if (mask_[cpu] && !idle) counter(this_rq, kStale)++;
   }

@@ -27,36 +27,40 @@ class IdleSpin final : public Change {
   }
 
   static ChangeInfo info() {
-    return {"IDLE_SPIN",
-            false,
+    return {
+        .name = "IDLE_SPIN",
+        .default_on = false,
+        .help =
             "busy wait up to change.IDLE_SPIN.max_ns before switching to idle when the blocking "
             "task is alone (2018 RFC)",
-            "Nicholas Piggin, [RFC PATCH] sched: idle spin (LKML, 2018; not merged)",
-            {{"idle_spin", "count", "spins started"},
-             {"idle_spin_hit", "count", "spins ended by the task's own wakeup (no switch)"},
-             {"idle_spin_ns", "ns", "time spinning", true,
-              [](const CpuCounters& c) {
-                return c.kernel_ns[static_cast<int>(KernelPath::Spin)];
-              }},
-             {"idle_spin_hidden_ns", "ns",
-              "time a queued fair task waited behind a spinning RT task"}},
-            {{"max_ns", "ns", 1000000, 0, 10000000000,
-              "the spin's bound (the RFC: about 1 ms; a design value, not a measurement)"}}};
+        .origin = "Nicholas Piggin, [RFC PATCH] sched: idle spin (LKML, 2018; not merged)",
+        .counters = {{"idle_spin", "count", "spins started"},
+                     {"idle_spin_hit", "count", "spins ended by the task's own wakeup (no switch)"},
+                     {"idle_spin_ns", "ns", "time spinning", true,
+                      [](const CpuCounters& c) {
+                        return c.kernel_ns[static_cast<int>(KernelPath::Spin)];
+                      }},
+                     {"idle_spin_hidden_ns", "ns",
+                      "time a queued fair task waited behind a spinning RT task"}},
+        .tunables = {
+            {"max_ns", "ns", 1000000, 0, 10000000000,
+             "the spin's bound (the RFC: about 1 ms; a design value, not a measurement)"}}};
   }
 
   // prev blocks and is alone on the runqueue: spin instead of dequeuing it.
-  bool on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath path, int64_t cost) override {
+  HookResult<bool> on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath path,
+                               int64_t cost) override {
     PerCpu& s = cpu_[rq.cpu];
     bool spin = mode == SchedMode::SM_NONE && prev != rq.idle &&
                 prev->state == TaskState::Interruptible && !s.no_spin_once &&
                 rq.nr_running == 1;
     s.no_spin_once = false;
-    if (!spin) return false;
+    if (!spin) return {.value = false};
     Cpu& cpu = k.cpus[rq.cpu];
     cpu.push_step(path, cost);
     s.prev = prev;
     run_steps(cpu, kStartSpin);
-    return true;
+    return {.value = true};
   }
 
   // After the schedule step: spin (unless another task arrived meanwhile).
@@ -70,22 +74,22 @@ class IdleSpin final : public Change {
     s.task = s.prev;
     s.start = k.now();
     counter(rq, kSpins)++;
-    k.ev.schedule(s.timeout, k.now() + Time::ns(tunable(kMaxNs)));
+    arm(s.timeout, k.now() + Time::ns(tunable(kMaxNs)));
     // return_to_task() ends the spin at once if the task was woken while we got here.
     k.cpus[rq.cpu].return_to_task();
   }
 
   // Back from an interrupt (or the start): keep spinning, or end the spin.
-  bool on_return_to_task(Rq& rq) override {
+  HookResult<bool> on_return_to_task(Rq& rq) override {
     PerCpu& s = cpu_[rq.cpu];
-    if (!s.task) return false;
+    if (!s.task) return {.value = false};
     Cpu& cpu = k.cpus[rq.cpu];
     cpu.set_mode(Mode::Spin);
     if (rq.need_resched || s.end_requested || s.task->state == TaskState::Running)
       end_spin(rq);
     else
       cpu.account(k.bucket_for_path(KernelPath::Spin));
-    return true;
+    return {.value = true};
   }
 
   // The spinner was woken: the spinning CPU notices one line transfer later.
@@ -106,11 +110,11 @@ class IdleSpin final : public Change {
   // The bound.
   void event(int cpu, uint8_t) override { end_spin(k.rqs[cpu]); }
 
-  bool on_wakeup_preempt(Rq& rq, Task* p, bool& preempt) override {
+  HookResult<std::optional<bool>> on_wakeup_preempt(Rq& rq, Task* p,
+                                                   std::optional<bool> decided) override {
     Task* spinner = cpu_[rq.cpu].task;
-    if (!spinner) return false;
-    preempt = !(spinner->is_rt() && !p->is_rt());
-    return true;
+    if (!spinner) return {.value = decided};
+    return {.value = !(spinner->is_rt() && !p->is_rt())};
   }
 
   void on_activate_task(Rq& rq, Task* p) override {
@@ -144,7 +148,7 @@ class IdleSpin final : public Change {
       return;
     }
     s.end_requested = false;
-    k.ev.deschedule(s.timeout);
+    disarm(s.timeout);
     s.task = nullptr;
     if (s.hidden) {
       counter(rq, kHiddenNs) += (k.now() - s.hidden_since).count();

@@ -17,22 +17,23 @@ class IlbNoKsoftirqd final : public Change {
   enum Counter { kAvoided };
 
   static ChangeInfo info() {
-    return {"ILB_NO_KSOFTIRQD",
-            false,
-            "a softirq raised by a call function in do_idle()'s flush runs at the flush's "
-            "do_softirq() without waking ksoftirqd (2024 series)",
-            "K Prateek Nayak, [RFC PATCH v2 0/5] Idle Load Balance fixes and softirq "
-            "enhancements, <20240904111223.1035-1-kprateek.nayak@amd.com>; v3 "
-            "<20241014090339.2478-1-kprateek.nayak@amd.com>",
-            {{"ksoftirqd_wakeups_avoided", "count",
-              "softirqs raised in do_idle()'s flush that woke no ksoftirqd", true}},
-            {}};
+    return {.name = "ILB_NO_KSOFTIRQD",
+            .default_on = false,
+            .help =
+                "a softirq raised by a call function in do_idle()'s flush runs at the flush's "
+                "do_softirq() without waking ksoftirqd (2024 series)",
+            .origin =
+                "K Prateek Nayak, [RFC PATCH v2 0/5] Idle Load Balance fixes and softirq "
+                "enhancements, <20240904111223.1035-1-kprateek.nayak@amd.com>; v3 "
+                "<20241014090339.2478-1-kprateek.nayak@amd.com>",
+            .counters = {{"ksoftirqd_wakeups_avoided", "count",
+                          "softirqs raised in do_idle()'s flush that woke no ksoftirqd", true}}};
   }
 
-  void on_raise_softirq(Rq& rq, int, bool& wake_ksoftirqd) override {
-    if (!wake_ksoftirqd || !k.cpus[rq.cpu].softirq_after_flush) return;
-    wake_ksoftirqd = false;
+  HookResult<bool> on_raise_softirq(Rq& rq, int, bool wake_ksoftirqd) override {
+    if (!wake_ksoftirqd || !k.cpus[rq.cpu].softirq_after_flush) return {.value = wake_ksoftirqd};
     counter(rq, kAvoided)++;
+    return {.value = false};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(IlbNoKsoftirqd);

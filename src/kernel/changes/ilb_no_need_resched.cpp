@@ -18,27 +18,30 @@ class IlbNoNeedResched final : public Change {
   enum Counter { kIgnored };
 
   static ChangeInfo info() {
-    return {"ILB_NO_NEED_RESCHED",
-            false,
+    return {
+        .name = "ILB_NO_NEED_RESCHED",
+        .default_on = false,
+        .help =
             "nohz_csd_func() raises SCHED_SOFTIRQ despite need_resched() and _nohz_idle_balance() "
             "tests idle_cpu() first (2024 series, v6.13)",
+        .origin =
             "K Prateek Nayak, [RFC PATCH v2 0/5] Idle Load Balance fixes and softirq "
             "enhancements, <20240904111223.1035-1-kprateek.nayak@amd.com>; v3 "
             "<20241014090339.2478-1-kprateek.nayak@amd.com> (ea9cffc0a154, ff47a0acfcce, v6.13)",
-            {{"ilb_need_resched_ignored", "count",
-              "ILB kicks and balance steps that went on although need_resched() was set", true}},
-            {}};
+        .counters = {{"ilb_need_resched_ignored", "count",
+                      "ILB kicks and balance steps that went on although need_resched() was set",
+                      true}}};
   }
 
-  void on_nohz_csd_func(Rq& rq, bool& bail) override {
-    if (!bail) return;
-    bail = false;
+  HookResult<bool> on_nohz_csd_func(Rq& rq, bool bail) override {
+    if (!bail) return {.value = false};
     counter(rq, kIgnored)++;
+    return {.value = false};
   }
-  void on_nohz_idle_balance_busy(Rq& this_rq, bool& busy) override {
-    if (!busy || !idle_cpu(k, this_rq.cpu)) return;
-    busy = false;
+  HookResult<bool> on_nohz_idle_balance_busy(Rq& this_rq, bool busy) override {
+    if (!busy || !idle_cpu(k, this_rq.cpu)) return {.value = busy};
     counter(this_rq, kIgnored)++;
+    return {.value = false};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(IlbNoNeedResched);

@@ -16,27 +16,32 @@ class NiMigrationGate final : public Change {
   enum Counter { kGated };
 
   static ChangeInfo info() {
-    return {"NI_MIGRATION_GATE",
-            false,
+    return {
+        .name = "NI_MIGRATION_GATE",
+        .default_on = false,
+        .help =
             "newidle balance before v5.17: skipped while avg_idle < sysctl_sched_migration_cost, "
             "the blocked-load update outside the learned cost, max_newidle_lb_cost decayed once "
             "a second at every periodic balance",
+        .origin =
             "the kernel before Vincent Guittot, [PATCH v3 0/5] Improve newidle lb cost tracking "
             "and early abort, <20211019123537.17146-1-vincent.guittot@linaro.org> (v5.17)",
-            {{"newidle_migration_gated", "count",
-              "newidle balances skipped because avg_idle < sysctl_sched_migration_cost", true}},
-            {}};
+        .counters = {{"newidle_migration_gated", "count",
+                      "newidle balances skipped because avg_idle < sysctl_sched_migration_cost",
+                      true}}};
   }
 
-  void on_newidle_balance(Rq& rq, bool& balance) override {
+  HookResult<bool> on_newidle_balance(Rq& rq, bool) override {
     const bool short_idle = rq.avg_idle < k.m.tunables.migration_cost_ns;
     if (short_idle && k.rd.overload) counter(rq, kGated)++;
-    balance = k.rd.overload && !short_idle;
+    return {.value = k.rd.overload && !short_idle};
   }
-  bool on_update_newidle_cost(Rq&, SchedDomain& sd, int64_t blocked_ns, int64_t& cost) override {
+  HookResult<std::optional<int64_t>> on_update_newidle_cost(Rq&, SchedDomain& sd,
+                                                            int64_t blocked_ns, int64_t cost,
+                                                            std::optional<int64_t>) override {
     cost -= blocked_ns;
     if (cost > sd.max_newidle_lb_cost) sd.max_newidle_lb_cost = cost;
-    return true;
+    return {.value = cost};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(NiMigrationGate);

@@ -17,22 +17,24 @@ class NiSkipIdlePrev final : public Change {
   enum Counter { kSkipped };
 
   static ChangeInfo info() {
-    return {"NI_SKIP_IDLE_PREV",
-            false,
+    return {
+        .name = "NI_SKIP_IDLE_PREV",
+        .default_on = false,
+        .help =
             "pick_next_task_fair() skips newidle balance when prev is the idle task, woken only "
             "for an IPI (2024 patch, not merged)",
+        .origin =
             "K Prateek Nayak, [PATCH] sched/fair: Skip newidle_balance() when an idle CPU is "
             "woken up to process an IPI, <20240119084548.2788-1-kprateek.nayak@amd.com> (not "
             "merged)",
-            {{"newidle_skipped_idle_prev", "count",
-              "picks from the idle task that skipped newidle balance", true}},
-            {}};
+        .counters = {{"newidle_skipped_idle_prev", "count",
+                      "picks from the idle task that skipped newidle balance", true}}};
   }
 
-  void on_pick_next_task_newidle(Rq& rq, Task* prev, bool& balance) override {
-    if (!balance || prev != rq.idle) return;
-    balance = false;
+  HookResult<bool> on_pick_next_task_newidle(Rq& rq, Task* prev, bool balance) override {
+    if (!balance || prev != rq.idle) return {.value = balance};
     counter(rq, kSkipped)++;
+    return {.value = false};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(NiSkipIdlePrev);

@@ -23,23 +23,25 @@ class SisNode final : public Change {
   SisNode(Kernel& k, const ChangeType& t) : Change(k, t), seen_(k.topo.nr_llcs(), 0) {}
 
   static ChangeInfo info() {
-    return {"SIS_NODE",
-            false,
+    return {
+        .name = "SIS_NODE",
+        .default_on = false,
+        .help =
             "when the target's LLC has no idle CPU, select_idle_sibling() scans the other LLCs of "
             "the parent (non-NUMA) domain (c7dfd6b9122d, 2023, reverted)",
+        .origin =
             "c7dfd6b9122d sched/fair: Multi-LLC select_idle_sibling() (Peter Zijlstra, tip "
             "sched/core, May 2023; reverted)",
-            {{"select_idle_node_calls", "count",
-              "select_idle_node() calls: the target's LLC had no idle CPU", true},
-             {"select_idle_node_llcs", "count", "other LLCs select_idle_node() scanned", false},
-             {"select_idle_node_found", "count",
-              "wakeups placed on an idle CPU of another LLC by select_idle_node()", true}},
-            {}};
+        .counters = {
+            {"select_idle_node_calls", "count",
+             "select_idle_node() calls: the target's LLC had no idle CPU", true},
+            {"select_idle_node_llcs", "count", "other LLCs select_idle_node() scanned", false},
+            {"select_idle_node_found", "count",
+             "wakeups placed on an idle CPU of another LLC by select_idle_node()", true}}};
   }
 
-  void on_select_idle_cpu_done(int this_cpu, Task* p, int target, int& found,
-                               int64_t& cost) override {
-    if (found >= 0) return;
+  HookResult<int> on_select_idle_cpu_done(int this_cpu, Task* p, int target, int found) override {
+    if (found >= 0) return {.value = found};
     const CpuTopology& topo = k.topo;
     const std::vector<SchedDomain>& sds = k.rqs[target].sd;
     const SchedDomain* parent = nullptr;
@@ -48,7 +50,7 @@ class SisNode final : public Change {
         parent = &sds[i + 1];
         break;
       }
-    if (!parent || parent->level == SdLevel::NUMA) return;  // make sure not to cross nodes
+    if (!parent || parent->level == SdLevel::NUMA) return {.value = found};  // not across nodes
     Rq& this_rq = k.rqs[this_cpu];
     counter(this_rq, kCalls)++;
     // The parent's groups in ring order: build_sched_groups() links them as for_each_cpu_wrap()
@@ -63,6 +65,7 @@ class SisNode final : public Change {
       gen_ = 1;
     }
     seen_[own] = gen_;
+    int64_t cost = 0;
     for (int i = 0; i < n; ++i) {
       const int llc = topo.llc_of(span[(start + i) % n]);
       if (seen_[llc] == gen_) continue;
@@ -76,10 +79,10 @@ class SisNode final : public Change {
       const int cpu = select_idle_cpu(k, this_cpu, p, first, has_idle_core, cost);
       if (cpu >= 0) {
         counter(this_rq, kFound)++;
-        found = cpu;
-        return;
+        return {.value = cpu, .cost_ns = cost};
       }
     }
+    return {.value = found, .cost_ns = cost};
   }
 
  private:

@@ -30,30 +30,34 @@ class SisShort final : public Change {
   enum Counter { kTarget, kAffine, kDurUpdates };
 
   static ChangeInfo info() {
-    return {"SIS_SHORT",
-            false,
+    return {
+        .name = "SIS_SHORT",
+        .default_on = false,
+        .help =
             "a busy LLC (SIS_UTIL depth < 60 % of it, no idle core) takes the target when its only "
             "task is short (average run between voluntary switches <= min granularity); "
             "wake_affine_idle() likewise (RFC v2, 2022)",
+        .origin =
             "Chen Yu, [RFC PATCH v2 2/2] sched/fair: Choose the CPU where short task is running "
             "during wake up, <1a34e009de0dbe5900c7b2c6074c8e0c04e8596a.1666531576.git.yu.c.chen@"
             "intel.com> (LKML, Oct 2022; not merged)",
-            {{"sis_short_target", "count",
-              "select_idle_cpu() returned the target without scanning: its only task is short",
-              true},
-             {"sis_short_affine", "count",
-              "wake_affine_idle() chose the waking CPU: its only task is short", true},
-             {"sis_short_dur_updates", "count",
-              "dur_avg updates at a voluntary switch-out (a change >= min granularity)", false}},
-            {}};
+        .counters = {
+            {"sis_short_target", "count",
+             "select_idle_cpu() returned the target without scanning: its only task is short",
+             true},
+            {"sis_short_affine", "count",
+             "wake_affine_idle() chose the waking CPU: its only task is short", true},
+            {"sis_short_dur_updates", "count",
+             "dur_avg updates at a voluntary switch-out (a change >= min granularity)", false}}};
   }
 
   // put_prev_task_fair() of a task going to sleep (it was dequeued: !prev->on_rq). __schedule()
   // has run update_curr(), so sum_exec_runtime includes this run.
-  bool on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath, int64_t) override {
+  HookResult<bool> on_schedule(Rq& rq, SchedMode mode, Task* prev, KernelPath,
+                               int64_t) override {
     if (mode != SchedMode::SM_NONE || prev == rq.idle || prev->is_rt() ||
         prev->state != TaskState::Interruptible)
-      return false;
+      return {.value = false};
     State& s = state(prev);
     int64_t dur = prev->sum_exec_runtime - s.prev_sum_runtime_vol;
     s.prev_sum_runtime_vol = prev->sum_exec_runtime;
@@ -64,28 +68,29 @@ class SisShort final : public Change {
         s.dur_avg += (dur - s.dur_avg) / 8;  // update_avg()
       counter(rq, kDurUpdates)++;
     }
-    return false;
+    return {.value = false};
   }
 
-  bool on_select_idle_cpu_depth(Rq& this_rq, Task*, int target, int nr, int& cpu,
-                                int64_t& cost) override {
+  HookResult<int> on_select_idle_cpu_depth(Rq& this_rq, Task*, int target, int nr,
+                                           int cpu) override {
     const int weight = static_cast<int>(k.llcs[k.topo.llc_of(target)].cpus.size());
-    if (5 * nr >= 3 * weight) return false;
+    if (5 * nr >= 3 * weight) return {.value = cpu};
     const Rq& t = k.rqs[target];
-    if (t.nr_running != 1) return false;  // read from the target's runqueue line (already read)
-    cost += k.remote_read(this_rq.cpu, target);  // cpu_curr(target)'s se.dur_avg
-    if (!is_short_task(t.curr)) return false;
+    // nr_running is read from the target's runqueue line (already read)
+    if (t.nr_running != 1) return {.value = cpu};
+    const int64_t cost = k.remote_read(this_rq.cpu, target);  // cpu_curr(target)'s se.dur_avg
+    if (!is_short_task(t.curr)) return {.value = cpu, .cost_ns = cost};
     counter(this_rq, kTarget)++;
-    cpu = target;
-    return true;
+    return {.value = target, .cost_ns = cost};
   }
 
-  void on_wake_affine_idle(int this_cpu, int, bool, int& target, int64_t&) override {
+  HookResult<int> on_wake_affine_idle(int this_cpu, int, bool, int target) override {
     Rq& rq = k.rqs[this_cpu];
     if (rq.nr_running == 1 && is_short_task(rq.curr)) {
       counter(rq, kAffine)++;
-      target = this_cpu;
+      return {.value = this_cpu};
     }
+    return {.value = target};
   }
 
  private:

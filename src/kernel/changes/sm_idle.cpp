@@ -16,27 +16,25 @@ class SmIdle final : public Change {
   enum Counter { kFastpath };
 
   static ChangeInfo info() {
-    return {"SM_IDLE",
-            false,
-            "schedule_idle() with nothing to run skips pick_next_task() and returns to idle "
-            "(3dcac251b066, v6.12)",
-            "3dcac251b066 sched/core: Introduce SM_IDLE and an idle re-entry fast-path in "
-            "__schedule() (v6.12)",
-            {{"sm_idle_fastpath", "count", "schedule_idle() calls that returned straight to idle",
-              true}},
-            {}};
+    return {.name = "SM_IDLE",
+            .default_on = false,
+            .help =
+                "schedule_idle() with nothing to run skips pick_next_task() and returns to idle "
+                "(3dcac251b066, v6.12)",
+            .origin =
+                "3dcac251b066 sched/core: Introduce SM_IDLE and an idle re-entry fast-path in "
+                "__schedule() (v6.12)",
+            .counters = {{"sm_idle_fastpath", "count",
+                          "schedule_idle() calls that returned straight to idle", true}}};
   }
 
-  bool on_schedule(Rq& rq, SchedMode mode, Task*, KernelPath path, int64_t cost) override {
-    if (mode != SchedMode::SM_IDLE || rq.nr_running != 0) return false;
+  HookResult<bool> on_schedule(Rq& rq, SchedMode mode, Task*, KernelPath path,
+                               int64_t cost) override {
+    if (mode != SchedMode::SM_IDLE || rq.nr_running != 0) return {.value = false};
     rq.need_resched = false;
     counter(rq, kFastpath)++;
-    Cpu& cpu = k.cpus[rq.cpu];
-    cpu.push_step(path, cost);
-    // raw_spin_rq_unlock_irq(): the interrupts that arrived meanwhile are taken, then
-    // schedule_idle()'s need_resched test.
-    cpu.run_steps(Resume::IrqsThenScheduleIdleLoop);
-    return true;
+    __schedule_idle_fastpath(k, rq, path, cost);
+    return {.value = true};
   }
 };
 SCHEDLAB_REGISTER_CHANGE(SmIdle);

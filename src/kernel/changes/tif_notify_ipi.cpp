@@ -18,26 +18,31 @@ class TifNotifyIpi final : public Change {
   enum Counter { kKicks };
 
   static ChangeInfo info() {
-    return {"TIF_NOTIFY_IPI",
-            false,
+    return {
+        .name = "TIF_NOTIFY_IPI",
+        .default_on = false,
+        .help =
             "a polling idle CPU is kicked for a csd with TIF_NOTIFY_IPI instead of "
             "TIF_NEED_RESCHED; do_idle() flushes and calls schedule_idle() only if need_resched() "
             "(2024 RFC, not merged)",
+        .origin =
             "Gautham R. Shenoy, K Prateek Nayak, [RFC PATCH 00/14] Introducing TIF_NOTIFY_IPI "
             "flag, <20240220171457.703-1-kprateek.nayak@amd.com>; v2 "
             "<20240613181613.4329-1-kprateek.nayak@amd.com> (not merged)",
-            {{"notify_ipi_kicks", "count",
-              "polling idle CPUs kicked with TIF_NOTIFY_IPI (sender)", true}},
-            {}};
+        .counters = {{"notify_ipi_kicks", "count",
+                      "polling idle CPUs kicked with TIF_NOTIFY_IPI (sender)", true}}};
   }
 
-  bool on_set_nr_if_polling(int from, Rq& target, int64_t offset) override {
+  HookResult<bool> on_set_nr_if_polling(int from, Rq& target, int64_t offset, bool) override {
     target.notify_ipi = true;
     counter(k.rqs[from], kKicks)++;
     wake_polling_idle(k, from, target, offset);
-    return true;
+    return {.value = true};
   }
-  void on_do_idle_flush(Rq&, bool&, bool& always_schedule) override { always_schedule = false; }
+  HookResult<IdleFlush> on_do_idle_flush(Rq&, IdleFlush what) override {
+    what.always_schedule = false;
+    return {.value = what};
+  }
 };
 SCHEDLAB_REGISTER_CHANGE(TifNotifyIpi);
 
