@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "stats/stats.hpp"
+#include "util/read.hpp"
 #include "workload/program.hpp"
 
 namespace schedlab::workload {
@@ -873,9 +874,13 @@ std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& ar
   std::error_code ec;
   if (!in || std::filesystem::is_directory(file, ec))
     throw WorkloadError(fmt::format("rt-app: cannot read '{}'", file));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  rtapp::Config cfg = parse_rtapp(ss.str(), file, nr_cpus, duration_s);
+  // /dev/zero or a mistyped multi-GB file: one clear error at the cap, not bad_alloc.
+  auto text = util::read_capped(in);
+  if (in.bad()) throw WorkloadError(fmt::format("rt-app: cannot read '{}'", file));
+  if (!text)
+    throw WorkloadError(fmt::format("rt-app: '{}' is larger than {}, the limit for a use case file", file,
+                                    util::kMaxInputText));
+  rtapp::Config cfg = parse_rtapp(*text, file, nr_cpus, duration_s);
   if (log_level)
     cfg.warnings.push_back("rt-app -l: rt-app's log level is not modeled; the report shows its notice lines");
   if (!std::filesystem::is_directory(cfg.global.logdir, ec))
