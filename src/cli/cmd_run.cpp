@@ -20,6 +20,7 @@ struct RunArgs {
   std::optional<std::string> trace;
   std::optional<std::string> html;
   std::optional<std::string> schedstat;
+  std::optional<std::string> max_memory;
   std::vector<std::string> positional;
 };
 }  // namespace
@@ -46,12 +47,23 @@ void register_run(CLI::App& app) {
   cmd->add_option("--trace-window", args->spec.trace_window,
                   "only trace START,END of the run (e.g. 0.5s,0.6s; default the whole run)")
       ->type_name("START,END");
+  add_optional(cmd, "--max-memory", args->max_memory,
+               "refuse a run whose memory estimate (its tasks, events and per-CPU state, made before it "
+               "starts) exceeds SIZE (512M, 4G; default: MemAvailable of /proc/meminfo)")
+      ->type_name("SIZE");
   cmd->add_flag("--check", args->spec.check,
                 "check the model's invariants after every event; measure wasted idle time");
   cmd->add_option("command", args->positional, "benchmark command line, after --");
   cmd->callback(deferred([args] {
     args->spec.command = benchmark_command(args->positional);
     machine::Machine m = finish_model_options(args->spec, args->idle_disable);
+    if (args->max_memory) {
+      args->spec.memory_limit_bytes = parse_size("--max-memory", *args->max_memory);
+      args->spec.memory_limit_source = "--max-memory";
+    } else {
+      args->spec.memory_limit_bytes = experiment::mem_available_bytes();
+      args->spec.memory_limit_source = "MemAvailable in /proc/meminfo";
+    }
     // Every output is checked before the simulation starts: --json, --trace and the files the
     // benchmark writes (rt-app's logs) whose names are known now.
     std::vector<io::OutputPath> outs;

@@ -837,6 +837,16 @@ std::string Rtapp::report() const {
 
 // --- parsing ------------------------------------------------------------------------------
 
+// The initial threads (forked ones come later): each a Thread and its program. The log rows
+// that grow with the run's length are not counted.
+Footprint Rtapp::footprint() const {
+  const int64_t threads = cfg_.initial_threads();
+  Footprint f;
+  f.tasks = threads;
+  f.bytes = threads * (heap_bytes(sizeof(Thread)) + heap_bytes(sizeof(ThreadProg)) + 2 * static_cast<int64_t>(sizeof(void*)));
+  return f;
+}
+
 rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name, int nr_cpus, int64_t duration_s) {
   return rtapp::parse_config(text, file_name, nr_cpus, duration_s);
 }

@@ -532,6 +532,16 @@ void Schbench::main_tick(Api& k, int s) {
   }
 }
 
+// -m message threads, each with -t workers: their state and programs, the pointers to them.
+Footprint Schbench::footprint() const {
+  const int64_t msgs = o_.message_threads, workers = msgs * o_.threads;
+  Footprint f;
+  f.tasks = msgs + workers;
+  f.bytes = msgs * (heap_bytes(sizeof(MsgThread)) + heap_bytes(sizeof(MsgProg)) + 2 * static_cast<int64_t>(sizeof(void*))) +
+            workers * (heap_bytes(sizeof(Worker)) + heap_bytes(sizeof(WorkerProg)) + 3 * static_cast<int64_t>(sizeof(void*)));
+  return f;
+}
+
 bool Schbench::finished() const { return st_->sh.finished; }
 
 sim::Time Schbench::time_limit() const { return sim::Time::sec(o_.runtime + 1); }

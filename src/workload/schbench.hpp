@@ -67,6 +67,7 @@ class Schbench : public Workload {
   std::string report() const override;
   std::vector<Metric> metrics() const override;
   sim::Time time_limit() const override;
+  Footprint footprint() const override;
   const SchbenchOptions& options() const { return o_; }
   // Simulated time of one request's matrix work (all -n operations), in ns.
   static int64_t math_ns(int footprint_kb, int operations);
