@@ -115,6 +115,10 @@ class Api {
   int task_cpu(const Task& t) const;
   int task_mm(const Task& t) const;
   TaskStat stat(const Task& t) const;
+  // /proc/stat's idle time of `cpu` up to now, in ns: the time it spent in idle states (a
+  // cpuidle state, the idle loop's polling), the interval it is in now included. The rest of
+  // now() is busy: task context, kernel paths, interrupts (schbench -A reads this).
+  int64_t cpu_idle_ns(int cpu) const;
 
   // A harness timer: fn runs at simulated time t (>= now()), charged to no CPU.
   void at(Time t, std::function<void()> fn);

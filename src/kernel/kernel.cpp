@@ -283,6 +283,12 @@ TaskStat Api::stat(const Task& t) const {
   return {t.pid,          t.cpu, t.mm, t.run_delay_ns, t.nr_switches_in,
           t.state == TaskState::Dead, t.exit_time};
 }
+int64_t Api::cpu_idle_ns(int cpu) const {
+  const Cpu& c = k_.cpus[cpu];
+  int64_t ns = derived::idle_total_ns(k_.rqs[cpu].c);
+  if (c.bucket() > kNumKernelPaths) ns += (k_.now() - c.bucket_start()).count();  // in an idle state now
+  return ns;
+}
 void Api::at(Time t, std::function<void()> fn) { k_.ev.at(t, std::move(fn)); }
 void Api::stop() { k_.stop(); }
 
