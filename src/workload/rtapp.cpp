@@ -100,6 +100,7 @@ struct Thread {
 struct Rtapp::State {
   const Config* cfg = nullptr;
   Api* k = nullptr;
+  std::vector<int> default_cpus;  // a thread's CPUs when its task has no "cpus": taskset's, or all
   int64_t ns_per_loop = 0;
   int64_t futex_wait_ns = 0, futex_wake_ns = 0, fork_ns = 0, exit_ns = 0;
   int64_t write_ns = 0, copy_ns_per_kb = 0;
@@ -157,10 +158,11 @@ namespace {
 // One rt-app thread: thread_body()'s loop over phases and their events.
 class ThreadProg : public Program {
  public:
-  ThreadProg(Rtapp::State* st, Thread* th) : st_(st), th_(th), task_(st->cfg->tasks[th->task]) {}
+  ThreadProg(Rtapp::State* st, Thread* th)
+      : st_(st), th_(th), task_(st->cfg->tasks[th->task]), cpus_(&task_.cpus) {}
 
  protected:
-  void step(Api&, Task&) override {
+  void step(Api& k, Task&) override {
     switch (state_) {
       case State::Start:
         start();
@@ -172,6 +174,7 @@ class ThreadProg : public Program {
           state_ = State::Done;
           return;
         }
+        set_affinity(k);
         push([this](Api& k, Task&) {
           t_start_ = k.now();
           ld_ = LogData{};
@@ -202,6 +205,15 @@ class ThreadProg : public Program {
     int64_t slack = 0;
     int missed = 0;
   };
+
+  // set_thread_affinity() as each phase starts: sched_setaffinity() when the phase's cpus differ
+  // from the thread's current ones (the kernel moves the thread if its CPU leaves the mask).
+  void set_affinity(Api& k) {
+    const std::vector<int>& want = task_.phases[phase_].cpus;
+    if (want == *cpus_) return;
+    cpus_ = &want;
+    push(Action::set_affinity(k.cpumask(want.empty() ? st_->default_cpus : want)));
+  }
 
   const rtapp::Sched& sched() const { return task_.sched; }
   int64_t slack_ns() const { return sched().policy == Policy::Fifo ? 0 : kTimerSlackNs; }
@@ -562,6 +574,7 @@ class ThreadProg : public Program {
   State state_ = State::Start;
   size_t phase_ = 0;
   int64_t phase_loop_ = 0;
+  const std::vector<int>* cpus_;  // the affinity now: the thread's from its creation, then a phase's
   int64_t thread_loop_ = 0;
   size_t ev_ = 0;
   sim::Time t_start_;
@@ -660,6 +673,9 @@ void Rtapp::setup(kernel::Api& k) {
   auto& s = *st_;
   s.cfg = &cfg_;
   s.k = &k;
+  s.default_cpus = affinity();
+  if (s.default_cpus.empty())
+    for (int c = 0; c < k.nr_cpus(); ++c) s.default_cpus.push_back(c);
   const auto& c = k.machine().costs;
   s.futex_wait_ns = c.futex_wait_ns;
   s.futex_wake_ns = c.futex_wake_ns;
