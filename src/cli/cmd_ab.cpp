@@ -204,141 +204,168 @@ std::string ab_tables(const std::vector<report::Metric>& metrics, size_t nbench,
          counters_table(counters, f == report::Format::Markdown, counters_cpu);
 }
 
-void register_ab(CLI::App& app) {
-  auto a = std::make_shared<AbArgs>();
-  auto* cmd = app.add_subcommand(
-      "ab", "A/B: N seeded runs with the base and the test features, compared with statistics");
-  add_model_options(cmd, a->spec, a->idle_disable);
-  cmd->add_option("--base", a->base, "features of the base side (e.g. \"\" or NO_SIS_UTIL; default \"\": the defaults)")
+namespace {
+
+// The steps of `schedlab ab`: its options, then (in the callback) the checks of the input, the
+// runs and the report.
+
+void add_ab_options(CLI::App* cmd, AbArgs& a) {
+  add_model_options(cmd, a.spec, a.idle_disable);
+  cmd->add_option("--base", a.base, "features of the base side (e.g. \"\" or NO_SIS_UTIL; default \"\": the defaults)")
       ->type_name("FEATURES");
-  cmd->add_option("--test", a->test, "features of the test side (e.g. SM_IDLE)")->type_name("FEATURES")->required();
-  cmd->add_option("--runs", a->runs, "runs per side (run i of both sides uses seed i)")
+  cmd->add_option("--test", a.test, "features of the test side (e.g. SM_IDLE)")->type_name("FEATURES")->required();
+  cmd->add_option("--runs", a.runs, "runs per side (run i of both sides uses seed i)")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(2, 100000));
-  cmd->add_option("--jobs", a->jobs, "parallel simulations (0: one per CPU of this machine)")
+  cmd->add_option("--jobs", a.jobs, "parallel simulations (0: one per CPU of this machine)")
       ->type_name("J")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--format", a->format,
+  cmd->add_option("--format", a.format,
                   "text, markdown, json, csv, mmtests (mmtests' compare table) or perf-sched-stats "
                   "(`perf sched stats diff` of the two sides' schedstat)")
       ->type_name("FORMAT")
       ->capture_default_str();
-  cmd->add_option("--mmtests-significance", a->mmtests_significance,
+  cmd->add_option("--mmtests-significance", a.mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
       ->type_name("RULE")
       ->capture_default_str();
-  cmd->add_option("--first-seed", a->seed, "seed of run 1 (run i has seed first-seed + i - 1)")
+  cmd->add_option("--first-seed", a.seed, "seed of run 1 (run i has seed first-seed + i - 1)")
       ->type_name("N")
       ->capture_default_str();
-  cmd->add_option("--base-set", a->base_sets,
+  cmd->add_option("--base-set", a.base_sets,
                   "as --set, for the base side only (e.g. change.IDLE_SPIN.max_ns=0; repeatable)")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--test-set", a->test_sets, "as --set, for the test side only (repeatable)")->type_name("KEY=VALUE");
-  cmd->add_option("--counters-cpu", a->counters_cpu,
+  cmd->add_option("--test-set", a.test_sets, "as --set, for the test side only (repeatable)")->type_name("KEY=VALUE");
+  cmd->add_option("--counters-cpu", a.counters_cpu,
                   "key counters of these CPUs only, summed (a CPU list: 16, 0-3,8); default all")
       ->type_name("LIST");
-  add_optional(cmd, "--html", a->html,
+  add_optional(cmd, "--html", a.html,
                "write a self-contained HTML report (runs per side, latency CDFs, key counters)")
       ->type_name("FILE");
-  cmd->add_option("command", a->positional, "benchmark command line, after --");
-  cmd->callback(deferred([a] {
-    a->spec.command = benchmark_command(a->positional);
-    if (!a->spec.features.empty())
-      throw UsageError("--features: use --base and --test with `schedlab ab`");
-    if (a->html) io::check_output_paths({{"--html", *a->html, false}});
-    const bool mmtests = a->format == "mmtests";
-    const bool perf_stats = a->format == "perf-sched-stats";
-    auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(a->format);
-    if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a->format));
-    report::mmtests::Options mm_opts;
+  cmd->add_option("command", a.positional, "benchmark command line, after --");
+}
+
+// The machines of the two sides (base, test), each with its --base-set / --test-set applied.
+std::vector<machine::Machine> ab_side_machines(const AbArgs& a) {
+  std::vector<machine::Machine> side_machines;
+  for (const auto& [flag, sets] : {std::pair{"--base-set", a.base_sets}, std::pair{"--test-set", a.test_sets}}) {
+    experiment::RunSpec side = a.spec;
+    side.sets.insert(side.sets.end(), sets.begin(), sets.end());
     try {
-      mm_opts.significance = report::mmtests::parse_significance(a->mmtests_significance);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+      side_machines.push_back(finish_model_options(side, a.idle_disable));
+    } catch (const std::invalid_argument& e) {  // SpecError
+      throw UsageError(fmt::format("{}: {}", flag, e.what()));
+    } catch (const std::runtime_error& e) {  // machine::ProfileError
+      throw UsageError(fmt::format("{}: {}", flag, e.what()));
     }
-    experiment::parse_features(a->base, "--base");
-    experiment::parse_features(a->test, "--test");
-    const uint64_t first_seed = parse_seed("--first-seed", a->seed);
-    machine::Machine m = finish_model_options(a->spec, a->idle_disable);
-    std::vector<machine::Machine> side_machines;  // base, test: with their --base-set / --test-set
-    for (const auto& [flag, sets] : {std::pair{"--base-set", a->base_sets}, std::pair{"--test-set", a->test_sets}}) {
-      experiment::RunSpec side = a->spec;
-      side.sets.insert(side.sets.end(), sets.begin(), sets.end());
-      try {
-        side_machines.push_back(finish_model_options(side, a->idle_disable));
-      } catch (const std::invalid_argument& e) {  // SpecError
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
-      } catch (const std::runtime_error& e) {  // machine::ProfileError
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
-      }
-    }
-    const int nr_cpus = m.topo.nr_cpus();
-    // Bad input is an error before any run, checked against the machine the runs use (a cpulist
-    // names its CPUs); the benchmark's warnings are printed once, here.
-    auto w = workload::parse_workload(a->spec.command, nr_cpus);
-    for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
-    {
-      const kernel::Features fb = experiment::parse_features(a->base), ft = experiment::parse_features(a->test);
-      std::vector<std::string> unused = experiment::unused_change_sets(a->spec.sets, {fb, ft}, "--set");
-      for (auto& u : experiment::unused_change_sets(a->base_sets, {fb}, "--base-set")) unused.push_back(u);
-      for (auto& u : experiment::unused_change_sets(a->test_sets, {ft}, "--test-set")) unused.push_back(u);
-      for (const auto& line : unused) fmt::print(stderr, "schedlab: warning: {}\n", line);
-    }
-    std::vector<int> counter_cpus;
-    if (!a->counters_cpu.empty())
-      counter_cpus = workload::parse_cpulist("--counters-cpu", a->counters_cpu, nr_cpus);  // WorkloadError
-    experiment::AbSpec s;
-    s.base = a->spec;
-    s.base.schedstat = perf_stats;
-    s.base_features = a->base;
-    s.test_features = a->test;
-    s.base_sets = a->base_sets;
-    s.test_sets = a->test_sets;
-    s.counter_cpus = counter_cpus;
-    s.runs = a->runs;
-    s.first_seed = first_seed;
-    s.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    experiment::AbResult r = experiment::run_ab(s, ab_progress(isatty(2) != 0));
-    auto metrics = experiment::ab_metrics(s, r);
-    warn_equal_sides(metrics, s, r, side_machines);
-    // Text / markdown: the header, then ab_tables() (shared with `schedlab sweep merge`).
-    // Everything needed to rerun it: in the text header, and in JSON ("setup", each set's raw
-    // "samples") and CSV (setup columns and the samples on every row).
-    const std::string machine_name = r.base.front().machine;
-    const std::string command = workload::join(s.base.command);
-    auto tables = [&](report::Format f) {
-      std::string sets;
-      if (!s.base.sets.empty()) sets += fmt::format(" set=\"{}\"", sets_text(s.base.sets));
-      if (!s.base_sets.empty()) sets += fmt::format(" base_set=\"{}\"", sets_text(s.base_sets));
-      if (!s.test_sets.empty()) sets += fmt::format(" test_set=\"{}\"", sets_text(s.test_sets));
-      return fmt::format("# schedlab ab: machine={}{} runs={} first_seed={} base=\"{}\" test=\"{}\"{} -- {}\n\n",
-                         machine_name, a->idle_disable ? " idle_disable=" + *a->idle_disable : "", s.runs,
-                         s.first_seed, s.base_features, s.test_features, sets, command) +
-             ab_tables(metrics, r.base.front().metrics.size(), f, a->counters_cpu);
-    };
-    std::string out;
-    if (mmtests)
-      out = experiment::ab_mmtests(s, r, mm_opts);
-    else if (perf_stats) {
-      const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
-      out = report::schedstat::perf_sched_stats(base, &test);
-    }
-    else if (*fmt_opt == report::Format::Json) {
-      out = ab_json(metrics, ab_setup(s, machine_name));
-    } else if (*fmt_opt == report::Format::Csv) {
-      out = ab_csv(metrics, s, machine_name, command);
-    }
-    else
-      out = tables(*fmt_opt);
-    // The report is made before anything is printed (an error leaves stdout empty).
-    std::string html;
-    if (a->html) html = experiment::ab_html(s, r, tables(report::Format::Text));
-    fmt::print("{}", out);
-    io::flush_stdout();
-    if (a->html) io::write_file_atomic("--html", *a->html, html);
-  }));
+  }
+  return side_machines;
+}
+
+// Bad input is an error before any run, checked against the machine the runs use (a cpulist
+// names its CPUs); the benchmark's warnings, and the --set's that no side's change reads, are
+// printed once, here.
+void ab_check_workload(const AbArgs& a, int nr_cpus) {
+  auto w = workload::parse_workload(a.spec.command, nr_cpus);
+  for (const auto& line : w->warnings()) fmt::print(stderr, "schedlab: warning: {}\n", line);
+  const kernel::Features fb = experiment::parse_features(a.base), ft = experiment::parse_features(a.test);
+  std::vector<std::string> unused = experiment::unused_change_sets(a.spec.sets, {fb, ft}, "--set");
+  for (auto& u : experiment::unused_change_sets(a.base_sets, {fb}, "--base-set")) unused.push_back(u);
+  for (auto& u : experiment::unused_change_sets(a.test_sets, {ft}, "--test-set")) unused.push_back(u);
+  for (const auto& line : unused) fmt::print(stderr, "schedlab: warning: {}\n", line);
+}
+
+experiment::AbSpec ab_spec(const AbArgs& a, bool schedstat, uint64_t first_seed, std::vector<int> counter_cpus) {
+  experiment::AbSpec s;
+  s.base = a.spec;
+  s.base.schedstat = schedstat;
+  s.base_features = a.base;
+  s.test_features = a.test;
+  s.base_sets = a.base_sets;
+  s.test_sets = a.test_sets;
+  s.counter_cpus = std::move(counter_cpus);
+  s.runs = a.runs;
+  s.first_seed = first_seed;
+  s.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return s;
+}
+
+// Text / markdown: the header, with everything needed to rerun it, then ab_tables() (shared
+// with `schedlab sweep merge`).
+std::string ab_text(const AbArgs& a, const experiment::AbSpec& s, const experiment::AbResult& r,
+                    const std::vector<report::Metric>& metrics, report::Format f) {
+  std::string sets;
+  if (!s.base.sets.empty()) sets += fmt::format(" set=\"{}\"", sets_text(s.base.sets));
+  if (!s.base_sets.empty()) sets += fmt::format(" base_set=\"{}\"", sets_text(s.base_sets));
+  if (!s.test_sets.empty()) sets += fmt::format(" test_set=\"{}\"", sets_text(s.test_sets));
+  return fmt::format("# schedlab ab: machine={}{} runs={} first_seed={} base=\"{}\" test=\"{}\"{} -- {}\n\n",
+                     r.base.front().machine, a.idle_disable ? " idle_disable=" + *a.idle_disable : "", s.runs,
+                     s.first_seed, s.base_features, s.test_features, sets, workload::join(s.base.command)) +
+         ab_tables(metrics, r.base.front().metrics.size(), f, a.counters_cpu);
+}
+
+void run_ab_command(AbArgs& a) {
+  a.spec.command = benchmark_command(a.positional);
+  if (!a.spec.features.empty()) throw UsageError("--features: use --base and --test with `schedlab ab`");
+  if (a.html) io::check_output_paths({{"--html", *a.html, false}});
+  const bool mmtests = a.format == "mmtests";
+  const bool perf_stats = a.format == "perf-sched-stats";
+  auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(a.format);
+  if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a.format));
+  report::mmtests::Options mm_opts;
+  try {
+    mm_opts.significance = report::mmtests::parse_significance(a.mmtests_significance);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--mmtests-significance: {}", e.what()));
+  }
+  experiment::parse_features(a.base, "--base");
+  experiment::parse_features(a.test, "--test");
+  const uint64_t first_seed = parse_seed("--first-seed", a.seed);
+  machine::Machine m = finish_model_options(a.spec, a.idle_disable);
+  std::vector<machine::Machine> side_machines = ab_side_machines(a);
+  const int nr_cpus = m.topo.nr_cpus();
+  ab_check_workload(a, nr_cpus);
+  std::vector<int> counter_cpus;
+  if (!a.counters_cpu.empty())
+    counter_cpus = workload::parse_cpulist("--counters-cpu", a.counters_cpu, nr_cpus);  // WorkloadError
+  experiment::AbSpec s = ab_spec(a, perf_stats, first_seed, std::move(counter_cpus));
+  experiment::AbResult r = experiment::run_ab(s, ab_progress(isatty(2) != 0));
+  auto metrics = experiment::ab_metrics(s, r);
+  warn_equal_sides(metrics, s, r, side_machines);
+  // JSON ("setup", each set's raw "samples") and CSV (setup columns and the samples on every
+  // row) hold everything needed to rerun it too.
+  const std::string machine_name = r.base.front().machine;
+  std::string out;
+  if (mmtests) {
+    out = experiment::ab_mmtests(s, r, mm_opts);
+  } else if (perf_stats) {
+    const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
+    out = report::schedstat::perf_sched_stats(base, &test);
+  } else if (*fmt_opt == report::Format::Json) {
+    out = ab_json(metrics, ab_setup(s, machine_name));
+  } else if (*fmt_opt == report::Format::Csv) {
+    out = ab_csv(metrics, s, machine_name, workload::join(s.base.command));
+  } else {
+    out = ab_text(a, s, r, metrics, *fmt_opt);
+  }
+  // The report is made before anything is printed (an error leaves stdout empty).
+  std::string html;
+  if (a.html) html = experiment::ab_html(s, r, ab_text(a, s, r, metrics, report::Format::Text));
+  fmt::print("{}", out);
+  io::flush_stdout();
+  if (a.html) io::write_file_atomic("--html", *a.html, html);
+}
+
+}  // namespace
+
+void register_ab(CLI::App& app) {
+  auto a = std::make_shared<AbArgs>();
+  auto* cmd = app.add_subcommand(
+      "ab", "A/B: N seeded runs with the base and the test features, compared with statistics");
+  add_ab_options(cmd, *a);
+  cmd->callback(deferred([a] { run_ab_command(*a); }));
 }
 
 }  // namespace schedlab::cli

@@ -222,6 +222,181 @@ std::vector<PlannedFeature> parse_planned_features(const std::string& text, cons
   return out;
 }
 
+namespace {
+
+// The steps of parse_case, one per table of the case file, in the order the file lists them.
+
+void parse_source(Reader& rd, const toml::table& root, const std::string& dir, CaseSource& s) {
+  TableReader t(rd, rd.table(root, "source"), "source", {"thread", "message_id", "url", "date", "author", "notes"});
+  s = {t.str("thread"), t.str("message_id"), t.str("url"), t.str("date"), t.str("author"), t.str("notes")};
+  if (s.message_id.find('@') == std::string::npos || s.message_id.find_first_of(" <>") != std::string::npos)
+    rd.fail_where("source.message_id", fmt::format("message_id '{}' is not a Message-ID (id@host, no brackets)",
+                                                   s.message_id));
+  if (s.url.rfind("https://", 0) != 0 && s.url.rfind("http://", 0) != 0)
+    rd.fail_where("source.url", "url must start with https:// or http://");
+  static const std::regex kDate(R"(\d{4}-\d{2}-\d{2})");
+  if (!std::regex_match(s.date, kDate)) rd.fail_where("source.date", "date must be YYYY-MM-DD");
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(dir) / s.notes, ec))
+    rd.fail_where("source.notes", fmt::format("notes file '{}' not found in {}", s.notes, dir));
+}
+
+// Reads [machine] and returns the profile it names, whose shape must match the one described.
+machine::Machine parse_machine(Reader& rd, const toml::table& root, CaseMachine& cm) {
+  TableReader t(rd, rd.table(root, "machine"), "machine",
+                {"profile", "cpu", "sockets", "cores_per_socket", "threads_per_core", "llc", "idle_states", "boost",
+                 "governor"});
+  cm.profile = t.str("profile");
+  cm.cpu = t.str("cpu");
+  cm.llc = t.str("llc");
+  cm.idle_states = t.str("idle_states");
+  cm.boost = t.str("boost");
+  cm.governor = t.str("governor");
+  cm.sockets = static_cast<int>(t.integer("sockets"));
+  cm.cores_per_socket = static_cast<int>(t.integer("cores_per_socket"));
+  cm.threads_per_core = static_cast<int>(t.integer("threads_per_core"));
+  machine::Machine m;
+  try {
+    m = machine::load_profile(cm.profile);
+  } catch (const machine::ProfileError& e) {
+    rd.fail_where("machine.profile", e.what());
+  }
+  if (m.topo.sockets != cm.sockets || m.topo.cores_per_socket != cm.cores_per_socket ||
+      m.topo.threads_per_core != cm.threads_per_core)
+    rd.fail_where("machine.sockets",
+                  fmt::format("the machine is {}x{}x{} (sockets x cores x threads) but profile '{}' is {}x{}x{}",
+                              cm.sockets, cm.cores_per_socket, cm.threads_per_core, cm.profile, m.topo.sockets,
+                              m.topo.cores_per_socket, m.topo.threads_per_core));
+  return m;
+}
+
+void parse_published(Reader& rd, const toml::table& root, PublishedResult& p) {
+  TableReader t(rd, rd.table(root, "published"), "published",
+                {"commands", "statistic", "runs", "higher_is_better", "unit", "base", "test", "doubts"}, {"pct"});
+  p.commands = t.strs("commands");
+  if (p.commands.empty()) rd.fail_where("published.commands", "published.commands must list at least one command");
+  p.statistic = t.str("statistic");
+  p.runs = t.str("runs");
+  p.higher_is_better = t.boolean("higher_is_better");
+  p.unit = t.str("unit");
+  p.doubts = t.str("doubts");
+  p.base = finite_positive(rd, t, "base");
+  p.test = finite_positive(rd, t, "test");
+  if (t.get("pct")) {
+    double pct = t.num("pct");
+    p.pct.reset();
+    double computed = p.pct_imp();
+    if (!std::isfinite(pct) || std::fabs(pct - computed) > kPctTolerance)
+      rd.fail_where("published.pct", fmt::format("pct {:g} does not match base {:g} and test {:g} ({:.2f} with {})",
+                                                 pct, p.base, p.test, computed,
+                                                 p.higher_is_better ? "higher is better" : "lower is better"));
+    p.pct = pct;
+  }
+}
+
+// Every setting of [model] must apply to the case's machine (as `--set` / `--idle-disable` would).
+void check_model_settings(Reader& rd, const CaseModel& mo, const machine::Machine& m) {
+  auto apply = [&](const std::string& key, const std::vector<std::string>& sets,
+                   const std::vector<std::string>& idle, machine::Machine& mm) {
+    try {
+      for (const auto& s : sets) machine::apply_set(mm, s);
+      if (!idle.empty()) machine::disable_idle_states(mm, idle);
+    } catch (const machine::ProfileError& e) {
+      rd.fail_where(key, e.what());
+    }
+  };
+  machine::Machine both = m;
+  apply("model.sets", mo.sets, {}, both);
+  apply("model.idle_disable", {}, mo.idle_disable, both);
+  for (bool test : {false, true}) {
+    machine::Machine side = both;
+    apply(test ? "model.test_sets" : "model.base_sets", test ? mo.test_sets : mo.base_sets, {}, side);
+    apply(test ? "model.test_idle_disable" : "model.base_idle_disable", {},
+          test ? mo.test_idle_disable : mo.base_idle_disable, side);
+  }
+}
+
+// The command, the features and the capabilities [model] needs; what is planned but not
+// implemented yet goes into `missing`.
+void check_model_needs(Reader& rd, const CaseModel& mo, const machine::Machine& m,
+                       const std::vector<PlannedFeature>& planned, std::vector<std::string>& missing) {
+  try {
+    workload::parse_workload(mo.command, m.topo.nr_cpus());
+  } catch (const workload::WorkloadError& e) {
+    rd.fail_where("model.command", e.what());
+  }
+  check_features(rd, "model.base_features", mo.base_features, planned, missing);
+  check_features(rd, "model.test_features", mo.test_features, planned, missing);
+  for (const auto& need : mo.needs) {
+    auto it = std::find_if(planned.begin(), planned.end(), [&](const PlannedFeature& p) { return p.name == need; });
+    if (it == planned.end())
+      rd.fail_where("model.needs", fmt::format("'{}' is not listed in {}", need, kFeaturesFile));
+    if (it->kind != "capability")
+      rd.fail_where("model.needs", fmt::format("'{}' is a feature: name it in base_features / test_features", need));
+    if (!it->implemented) missing.push_back("capability " + need);
+  }
+  bool same = mo.base_features == mo.test_features && mo.base_sets == mo.test_sets &&
+              mo.base_idle_disable == mo.test_idle_disable && mo.needs.empty();
+  if (same) rd.fail_where("model.test_features", "the base and test sides are the same");
+}
+
+void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
+                 const std::vector<PlannedFeature>& planned, Case& c) {
+  TableReader t(rd, rd.table(root, "model"), "model",
+                {"command", "metric", "base_features", "test_features", "runs", "scaling", "lacks"},
+                {"sets", "idle_disable", "base_sets", "test_sets", "base_idle_disable", "test_idle_disable",
+                 "needs"});
+  auto& mo = c.model;
+  mo.command_line = t.str("command");
+  mo.command = split_words(mo.command_line);
+  mo.metric = t.str("metric");
+  mo.metric_line = t.line("metric");
+  mo.base_features = t.str("base_features", false);
+  mo.test_features = t.str("test_features", false);
+  mo.scaling = t.str("scaling");
+  mo.lacks = t.str("lacks");
+  int64_t runs = t.integer("runs");
+  if (runs < 2 || runs > kMaxRuns)
+    rd.fail_where("model.runs", fmt::format("model.runs {} out of range (2..{})", runs, kMaxRuns));
+  mo.runs = static_cast<int>(runs);
+  mo.sets = t.strs("sets");
+  mo.idle_disable = t.strs("idle_disable");
+  mo.base_sets = t.strs("base_sets");
+  mo.test_sets = t.strs("test_sets");
+  mo.base_idle_disable = t.strs("base_idle_disable");
+  mo.test_idle_disable = t.strs("test_idle_disable");
+  mo.needs = t.strs("needs");
+  check_model_settings(rd, mo, m);
+  check_model_needs(rd, mo, m, planned, c.missing);
+}
+
+// Reads [band]; its direction must agree with the published gain.
+void parse_band(Reader& rd, const toml::table& root, double published_gain, Band& b) {
+  TableReader t(rd, rd.table(root, "band"), "band", {"direction", "justification"}, {"factor", "max_change_pct"});
+  b.direction = parse_direction(rd, t);
+  b.justification = t.str("justification");
+  double g = published_gain;
+  if (b.direction == BandDirection::None) {
+    if (t.get("factor")) rd.fail_where("band.factor", "direction none takes max_change_pct, not factor");
+    if (!t.get("max_change_pct")) rd.fail_where("band", "direction none needs max_change_pct");
+    b.max_change_pct = t.num("max_change_pct");
+    if (!(b.max_change_pct > 0) || !std::isfinite(b.max_change_pct))
+      rd.fail_where("band.max_change_pct", "max_change_pct must be a positive number");
+  } else {
+    if (t.get("max_change_pct")) rd.fail_where("band.max_change_pct", "direction better/worse takes factor, not max_change_pct");
+    if (!t.get("factor")) rd.fail_where("band", "direction better/worse needs factor");
+    b.factor = t.num("factor");
+    if (!(b.factor >= 1) || !std::isfinite(b.factor)) rd.fail_where("band.factor", "factor must be a number >= 1");
+    bool better = b.direction == BandDirection::Better;
+    if ((better && !(g > 1)) || (!better && !(g < 1)))
+      rd.fail_where("band.direction", fmt::format("direction {} but the published gain is {:.3f} ({})",
+                                                  to_string(b.direction), g,
+                                                  g > 1 ? "better" : g < 1 ? "worse" : "no change"));
+  }
+}
+
+}  // namespace
+
 Case parse_case(const std::string& text, const std::string& file, const std::string& dir,
                 const std::vector<PlannedFeature>& planned) {
   Reader rd(file);
@@ -236,168 +411,16 @@ Case parse_case(const std::string& text, const std::string& file, const std::str
   c.title = rd.get_string(*root.get("title"), "title");
   if (c.title.find_first_not_of(" \t") == std::string::npos) rd.fail(*root.get("title"), "title must not be empty");
 
-  {
-    TableReader t(rd, rd.table(root, "source"), "source", {"thread", "message_id", "url", "date", "author", "notes"});
-    c.source = {t.str("thread"), t.str("message_id"), t.str("url"), t.str("date"), t.str("author"), t.str("notes")};
-    if (c.source.message_id.find('@') == std::string::npos || c.source.message_id.find_first_of(" <>") != std::string::npos)
-      rd.fail_where("source.message_id", fmt::format("message_id '{}' is not a Message-ID (id@host, no brackets)",
-                                                     c.source.message_id));
-    if (c.source.url.rfind("https://", 0) != 0 && c.source.url.rfind("http://", 0) != 0)
-      rd.fail_where("source.url", "url must start with https:// or http://");
-    static const std::regex kDate(R"(\d{4}-\d{2}-\d{2})");
-    if (!std::regex_match(c.source.date, kDate)) rd.fail_where("source.date", "date must be YYYY-MM-DD");
-    std::error_code ec;
-    if (!fs::is_regular_file(fs::path(dir) / c.source.notes, ec))
-      rd.fail_where("source.notes", fmt::format("notes file '{}' not found in {}", c.source.notes, dir));
-  }
-
-  machine::Machine m;
-  {
-    TableReader t(rd, rd.table(root, "machine"), "machine",
-                  {"profile", "cpu", "sockets", "cores_per_socket", "threads_per_core", "llc", "idle_states", "boost",
-                   "governor"});
-    c.machine.profile = t.str("profile");
-    c.machine.cpu = t.str("cpu");
-    c.machine.llc = t.str("llc");
-    c.machine.idle_states = t.str("idle_states");
-    c.machine.boost = t.str("boost");
-    c.machine.governor = t.str("governor");
-    c.machine.sockets = static_cast<int>(t.integer("sockets"));
-    c.machine.cores_per_socket = static_cast<int>(t.integer("cores_per_socket"));
-    c.machine.threads_per_core = static_cast<int>(t.integer("threads_per_core"));
-    try {
-      m = machine::load_profile(c.machine.profile);
-    } catch (const machine::ProfileError& e) {
-      rd.fail_where("machine.profile", e.what());
-    }
-    if (m.topo.sockets != c.machine.sockets || m.topo.cores_per_socket != c.machine.cores_per_socket ||
-        m.topo.threads_per_core != c.machine.threads_per_core)
-      rd.fail_where("machine.sockets",
-                    fmt::format("the machine is {}x{}x{} (sockets x cores x threads) but profile '{}' is {}x{}x{}",
-                                c.machine.sockets, c.machine.cores_per_socket, c.machine.threads_per_core,
-                                c.machine.profile, m.topo.sockets, m.topo.cores_per_socket, m.topo.threads_per_core));
-  }
-
+  parse_source(rd, root, dir, c.source);
+  machine::Machine m = parse_machine(rd, root, c.machine);
   {
     TableReader t(rd, rd.table(root, "kernel"), "kernel", {"base", "test"});
     c.kernel_base = t.str("base");
     c.kernel_test = t.str("test");
   }
-
-  {
-    TableReader t(rd, rd.table(root, "published"), "published",
-                  {"commands", "statistic", "runs", "higher_is_better", "unit", "base", "test", "doubts"}, {"pct"});
-    auto& p = c.published;
-    p.commands = t.strs("commands");
-    if (p.commands.empty()) rd.fail_where("published.commands", "published.commands must list at least one command");
-    p.statistic = t.str("statistic");
-    p.runs = t.str("runs");
-    p.higher_is_better = t.boolean("higher_is_better");
-    p.unit = t.str("unit");
-    p.doubts = t.str("doubts");
-    p.base = finite_positive(rd, t, "base");
-    p.test = finite_positive(rd, t, "test");
-    if (t.get("pct")) {
-      double pct = t.num("pct");
-      p.pct.reset();
-      double computed = p.pct_imp();
-      if (!std::isfinite(pct) || std::fabs(pct - computed) > kPctTolerance)
-        rd.fail_where("published.pct", fmt::format("pct {:g} does not match base {:g} and test {:g} ({:.2f} with {})",
-                                                   pct, p.base, p.test, computed,
-                                                   p.higher_is_better ? "higher is better" : "lower is better"));
-      p.pct = pct;
-    }
-  }
-
-  {
-    TableReader t(rd, rd.table(root, "model"), "model",
-                  {"command", "metric", "base_features", "test_features", "runs", "scaling", "lacks"},
-                  {"sets", "idle_disable", "base_sets", "test_sets", "base_idle_disable", "test_idle_disable",
-                   "needs"});
-    auto& mo = c.model;
-    mo.command_line = t.str("command");
-    mo.command = split_words(mo.command_line);
-    mo.metric = t.str("metric");
-    mo.metric_line = t.line("metric");
-    mo.base_features = t.str("base_features", false);
-    mo.test_features = t.str("test_features", false);
-    mo.scaling = t.str("scaling");
-    mo.lacks = t.str("lacks");
-    int64_t runs = t.integer("runs");
-    if (runs < 2 || runs > kMaxRuns)
-      rd.fail_where("model.runs", fmt::format("model.runs {} out of range (2..{})", runs, kMaxRuns));
-    mo.runs = static_cast<int>(runs);
-    mo.sets = t.strs("sets");
-    mo.idle_disable = t.strs("idle_disable");
-    mo.base_sets = t.strs("base_sets");
-    mo.test_sets = t.strs("test_sets");
-    mo.base_idle_disable = t.strs("base_idle_disable");
-    mo.test_idle_disable = t.strs("test_idle_disable");
-    mo.needs = t.strs("needs");
-
-    // Every setting must apply to the case's machine (as `--set` / `--idle-disable` would).
-    auto apply = [&](const std::string& key, const std::vector<std::string>& sets,
-                     const std::vector<std::string>& idle, machine::Machine& mm) {
-      try {
-        for (const auto& s : sets) machine::apply_set(mm, s);
-        if (!idle.empty()) machine::disable_idle_states(mm, idle);
-      } catch (const machine::ProfileError& e) {
-        rd.fail_where(key, e.what());
-      }
-    };
-    machine::Machine both = m;
-    apply("model.sets", mo.sets, {}, both);
-    apply("model.idle_disable", {}, mo.idle_disable, both);
-    for (bool test : {false, true}) {
-      machine::Machine side = both;
-      apply(test ? "model.test_sets" : "model.base_sets", test ? mo.test_sets : mo.base_sets, {}, side);
-      apply(test ? "model.test_idle_disable" : "model.base_idle_disable", {},
-            test ? mo.test_idle_disable : mo.base_idle_disable, side);
-    }
-    try {
-      workload::parse_workload(mo.command, m.topo.nr_cpus());
-    } catch (const workload::WorkloadError& e) {
-      rd.fail_where("model.command", e.what());
-    }
-    check_features(rd, "model.base_features", mo.base_features, planned, c.missing);
-    check_features(rd, "model.test_features", mo.test_features, planned, c.missing);
-    for (const auto& need : mo.needs) {
-      auto it = std::find_if(planned.begin(), planned.end(), [&](const PlannedFeature& p) { return p.name == need; });
-      if (it == planned.end())
-        rd.fail_where("model.needs", fmt::format("'{}' is not listed in {}", need, kFeaturesFile));
-      if (it->kind != "capability")
-        rd.fail_where("model.needs", fmt::format("'{}' is a feature: name it in base_features / test_features", need));
-      if (!it->implemented) c.missing.push_back("capability " + need);
-    }
-    bool same = mo.base_features == mo.test_features && mo.base_sets == mo.test_sets &&
-                mo.base_idle_disable == mo.test_idle_disable && mo.needs.empty();
-    if (same) rd.fail_where("model.test_features", "the base and test sides are the same");
-  }
-
-  {
-    TableReader t(rd, rd.table(root, "band"), "band", {"direction", "justification"}, {"factor", "max_change_pct"});
-    auto& b = c.band;
-    b.direction = parse_direction(rd, t);
-    b.justification = t.str("justification");
-    double g = c.published.gain();
-    if (b.direction == BandDirection::None) {
-      if (t.get("factor")) rd.fail_where("band.factor", "direction none takes max_change_pct, not factor");
-      if (!t.get("max_change_pct")) rd.fail_where("band", "direction none needs max_change_pct");
-      b.max_change_pct = t.num("max_change_pct");
-      if (!(b.max_change_pct > 0) || !std::isfinite(b.max_change_pct))
-        rd.fail_where("band.max_change_pct", "max_change_pct must be a positive number");
-    } else {
-      if (t.get("max_change_pct")) rd.fail_where("band.max_change_pct", "direction better/worse takes factor, not max_change_pct");
-      if (!t.get("factor")) rd.fail_where("band", "direction better/worse needs factor");
-      b.factor = t.num("factor");
-      if (!(b.factor >= 1) || !std::isfinite(b.factor)) rd.fail_where("band.factor", "factor must be a number >= 1");
-      bool better = b.direction == BandDirection::Better;
-      if ((better && !(g > 1)) || (!better && !(g < 1)))
-        rd.fail_where("band.direction", fmt::format("direction {} but the published gain is {:.3f} ({})",
-                                                    to_string(b.direction), g,
-                                                    g > 1 ? "better" : g < 1 ? "worse" : "no change"));
-    }
-  }
+  parse_published(rd, root, c.published);
+  parse_model(rd, root, m, planned, c);
+  parse_band(rd, root, c.published.gain(), c.band);
   return c;
 }
 

@@ -285,6 +285,55 @@ std::string run_html(const RunSpec& spec, const RunResult& r) {
   return doc.str();
 }
 
+namespace {
+
+// ab_html's latency section: every run's curve (percentile curves cannot be pooled), or per
+// side all runs' samples pooled; returns the curves' data for the report's JSON.
+ordered_json ab_latency_section(report::html::Document& doc, const AbResult& r, const std::string& la,
+                                const std::string& lb) {
+  using namespace report::html;
+  std::map<std::string, std::vector<Curve>> by_title;
+  std::vector<std::string> titles;
+  ordered_json jl = ordered_json::array();
+  for (int side = 0; side < 2; ++side) {
+    const auto& runs = side == 0 ? r.base : r.test;
+    std::map<std::string, std::vector<double>> pooled;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      for (const auto& d : latency_distributions(runs[i])) {
+        if (!by_title.count(d.title)) titles.push_back(d.title);
+        auto& curves = by_title[d.title];
+        if (d.percentiles) {
+          curves.push_back({fmt::format("{} seed {}", side == 0 ? la : lb, runs[i].seed), side, true, d.points});
+          jl.push_back({{"title", d.title}, {"side", side == 0 ? la : lb}, {"seed", runs[i].seed},
+                        {"percentiles", true}, {"points", curve_json(d.points)}});
+        }
+      }
+      if (tool_of(runs[i].command) == "rt-app") {
+        auto v = rtapp_wu_lat(runs[i]);
+        auto& p = pooled["rt-app wakeup latency (wu_lat)"];
+        p.insert(p.end(), v.begin(), v.end());
+      }
+    }
+    for (auto& [title, v] : pooled) {
+      if (v.empty()) continue;
+      auto pts = ecdf(v);
+      by_title[title].push_back({fmt::format("{}: all runs", side == 0 ? la : lb), side, false, pts});
+      jl.push_back({{"title", title}, {"side", side == 0 ? la : lb}, {"seed", nullptr}, {"percentiles", false},
+                    {"points", curve_json(pts)}});
+    }
+  }
+  if (!titles.empty()) doc.heading("Latency distributions");
+  for (const auto& t : titles) {
+    const bool pct = !by_title[t].empty() && by_title[t].front().thin;
+    doc.cdf(t, pct ? "latency (us), through the percentiles the tool prints; one curve per run"
+                   : "latency (us), every activation of every run",
+            by_title[t], {la, lb});
+  }
+  return jl;
+}
+
+}  // namespace
+
 std::string ab_html(const AbSpec& spec, const AbResult& r, const std::string& text_report) {
   using namespace report::html;
   const auto metrics = ab_metrics(spec, r);
@@ -327,46 +376,7 @@ std::string ab_html(const AbSpec& spec, const AbResult& r, const std::string& te
   }
   data["metrics"] = jm;
 
-  // Latency distributions: every run's curve (percentile curves cannot be pooled), or per side
-  // all runs' samples pooled.
-  std::map<std::string, std::vector<Curve>> by_title;
-  std::vector<std::string> titles;
-  ordered_json jl = ordered_json::array();
-  for (int side = 0; side < 2; ++side) {
-    const auto& runs = side == 0 ? r.base : r.test;
-    std::map<std::string, std::vector<double>> pooled;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      for (const auto& d : latency_distributions(runs[i])) {
-        if (!by_title.count(d.title)) titles.push_back(d.title);
-        auto& curves = by_title[d.title];
-        if (d.percentiles) {
-          curves.push_back({fmt::format("{} seed {}", side == 0 ? la : lb, runs[i].seed), side, true, d.points});
-          jl.push_back({{"title", d.title}, {"side", side == 0 ? la : lb}, {"seed", runs[i].seed},
-                        {"percentiles", true}, {"points", curve_json(d.points)}});
-        }
-      }
-      if (tool_of(runs[i].command) == "rt-app") {
-        auto v = rtapp_wu_lat(runs[i]);
-        auto& p = pooled["rt-app wakeup latency (wu_lat)"];
-        p.insert(p.end(), v.begin(), v.end());
-      }
-    }
-    for (auto& [title, v] : pooled) {
-      if (v.empty()) continue;
-      auto pts = ecdf(v);
-      by_title[title].push_back({fmt::format("{}: all runs", side == 0 ? la : lb), side, false, pts});
-      jl.push_back({{"title", title}, {"side", side == 0 ? la : lb}, {"seed", nullptr}, {"percentiles", false},
-                    {"points", curve_json(pts)}});
-    }
-  }
-  if (!titles.empty()) doc.heading("Latency distributions");
-  for (const auto& t : titles) {
-    const bool pct = !by_title[t].empty() && by_title[t].front().thin;
-    doc.cdf(t, pct ? "latency (us), through the percentiles the tool prints; one curve per run"
-                   : "latency (us), every activation of every run",
-            by_title[t], {la, lb});
-  }
-  data["latency"] = jl;
+  data["latency"] = ab_latency_section(doc, r, la, lb);
 
   doc.heading("Key counters");
   std::vector<CounterRow> rows;

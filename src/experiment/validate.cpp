@@ -284,8 +284,12 @@ std::vector<ValidationCase> validation_cases(bool quick) {
   return cs;
 }
 
-ValidationReport validate(const ValidateOptions& opt) {
-  if (opt.runs < 1) throw SpecError(fmt::format("--runs must be at least 1 (got {})", opt.runs));
+namespace {
+
+// The steps of validate(): the cases asked for, first use of `--machine host`, the report's
+// header, then each case's real and simulated runs.
+
+std::vector<ValidationCase> selected_cases(const ValidateOptions& opt) {
   std::vector<ValidationCase> cases;
   for (auto& c : validation_cases(opt.quick))
     if (opt.only.empty() || c.name.find(opt.only) != std::string::npos || command_of(c).find(opt.only) != std::string::npos)
@@ -298,42 +302,42 @@ ValidationReport validate(const ValidateOptions& opt) {
                                         "(rt-tests) and perf (linux-perf)",
                                         bs.program));
   }
-  // First use: `--machine host` and no host profile yet. Probe and calibrate this machine, as
-  // `schedlab host probe && schedlab host calibrate` would, and say so.
-  std::string first_use;
-  if (opt.machine == kHostMachine) {
-    const std::string path = host::default_host_profile_path();
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-      const std::string base = "tiny-4";
-      if (opt.on_first_use)
-        opt.on_first_use(fmt::format("no host profile at {}: probing and calibrating this machine first (`schedlab "
-                                     "host probe && schedlab host calibrate{}`)",
-                                     path, opt.quick ? " --quick" : ""));
-      auto pr = host::probe_with_base("/", base);
-      host::CalibrateOptions co;
-      co.quick = opt.quick;
-      co.allow_busy = opt.allow_busy;
-      co.machine = pr.machine;
-      co.model_to_real = pr.model_to_real;
-      auto cal = host::calibrate(co);
-      auto updates = host::apply_calibration(pr.machine, cal);
-      if (auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {
-        std::filesystem::create_directories(dir, ec);
-        if (ec) throw host::HostError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
-      }
-      io::write_file_atomic("host profile", path, host::calibrated_profile_text(pr, base, cal, updates));
-      first_use = fmt::format("probed and calibrated by this run ({:.1f} s, {} cost(s) measured, {} warning(s) in "
-                              "the profile header)",
-                              cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());
-    }
-  }
-  // Fail on the remaining input errors (bad --set) before running anything.
-  RunSpec spec;
-  spec.machine = opt.machine;
-  spec.sets = opt.sets;
-  const machine::Machine m = load_machine(spec);
+  return cases;
+}
 
+// First use: `--machine host` and no host profile yet. Probes and calibrates this machine, as
+// `schedlab host probe && schedlab host calibrate` would, and returns what to say about it
+// (empty when there was nothing to do).
+std::string probe_and_calibrate_on_first_use(const ValidateOptions& opt) {
+  if (opt.machine != kHostMachine) return "";
+  const std::string path = host::default_host_profile_path();
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return "";
+  const std::string base = "tiny-4";
+  if (opt.on_first_use)
+    opt.on_first_use(fmt::format("no host profile at {}: probing and calibrating this machine first (`schedlab "
+                                 "host probe && schedlab host calibrate{}`)",
+                                 path, opt.quick ? " --quick" : ""));
+  auto pr = host::probe_with_base("/", base);
+  host::CalibrateOptions co;
+  co.quick = opt.quick;
+  co.allow_busy = opt.allow_busy;
+  co.machine = pr.machine;
+  co.model_to_real = pr.model_to_real;
+  auto cal = host::calibrate(co);
+  auto updates = host::apply_calibration(pr.machine, cal);
+  if (auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw host::HostError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+  }
+  io::write_file_atomic("host profile", path, host::calibrated_profile_text(pr, base, cal, updates));
+  return fmt::format("probed and calibrated by this run ({:.1f} s, {} cost(s) measured, {} warning(s) in "
+                     "the profile header)",
+                     cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());
+}
+
+// What the report says about this machine, the model's and the options, before any run.
+ValidationReport report_header(const ValidateOptions& opt, const machine::Machine& m, const std::string& first_use) {
   ValidationReport r;
   r.first_use = first_use;
   r.machine = opt.machine;
@@ -358,48 +362,69 @@ ValidationReport validate(const ValidateOptions& opt) {
                                      la, r.nr_online_cpus));
   if (r.profile_kind.rfind("calibrated", 0) != 0)
     r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
-  const auto t0 = std::chrono::steady_clock::now();
+  return r;
+}
 
+// One case: the real runs first (nothing else of ours runs meanwhile), then the model's.
+CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const machine::Machine& m,
+                    const RunSpec& spec) {
+  CaseResult cr;
+  cr.c = c;
+  for (int k = 0; k < opt.runs; ++k) {
+    host::BenchRun run;
+    for (int attempt = 0;; ++attempt) {
+      run = host::run_real_benchmark(c.argv, 1).runs.front();
+      if (run.other_busy_pct <= opt.max_busy_pct || attempt >= opt.max_reruns) break;
+      ++cr.reruns;
+    }
+    cr.loaded_runs += run.other_busy_pct > opt.max_busy_pct;
+    cr.real.push_back(run.value);
+    cr.real_other_busy_pct.push_back(run.other_busy_pct);
+  }
+  RunSpec s = spec;
+  s.command = c.argv;
+  for (int k = 0; k < opt.runs; ++k) {
+    s.seed = static_cast<uint64_t>(k + 1);
+    cr.sim.push_back(metric_value(run_one(m, s), c.sim_metric));
+  }
+  summarize_case(cr);
+  return cr;
+}
+
+void warn_other_work(ValidationReport& r) {
+  std::vector<double> busy;
+  for (const auto& c : r.cases) busy.insert(busy.end(), c.real_other_busy_pct.begin(), c.real_other_busy_pct.end());
+  double med = busy.empty() ? 0 : stats::quantile(busy, 0.5);
+  if (med > 10)
+    r.warnings.push_back(fmt::format("OTHER WORK RAN DURING THE REAL RUNS: other processes kept {:.0f}% of the CPUs "
+                                     "busy in the median run; the real side measures that load as well (on the dev "
+                                     "VM it doubles hackbench times and changes where perf bench sched pipe's tasks "
+                                     "run, docs/variance.md)",
+                                     med));
+}
+
+}  // namespace
+
+ValidationReport validate(const ValidateOptions& opt) {
+  if (opt.runs < 1) throw SpecError(fmt::format("--runs must be at least 1 (got {})", opt.runs));
+  const std::vector<ValidationCase> cases = selected_cases(opt);
+  const std::string first_use = probe_and_calibrate_on_first_use(opt);
+  // Fail on the remaining input errors (bad --set) before running anything.
+  RunSpec spec;
+  spec.machine = opt.machine;
+  spec.sets = opt.sets;
+  const machine::Machine m = load_machine(spec);
+  ValidationReport r = report_header(opt, m, first_use);
+  const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     if (opt.progress) opt.progress(static_cast<int>(i), static_cast<int>(cases.size()), c, nullptr);
-    CaseResult cr;
-    cr.c = c;
-    // Real runs first (nothing else of ours runs meanwhile), then the model.
-    for (int k = 0; k < opt.runs; ++k) {
-      host::BenchRun run;
-      for (int attempt = 0;; ++attempt) {
-        run = host::run_real_benchmark(c.argv, 1).runs.front();
-        if (run.other_busy_pct <= opt.max_busy_pct || attempt >= opt.max_reruns) break;
-        ++cr.reruns;
-      }
-      cr.loaded_runs += run.other_busy_pct > opt.max_busy_pct;
-      cr.real.push_back(run.value);
-      cr.real_other_busy_pct.push_back(run.other_busy_pct);
-    }
-    RunSpec s = spec;
-    s.command = c.argv;
-    for (int k = 0; k < opt.runs; ++k) {
-      s.seed = static_cast<uint64_t>(k + 1);
-      cr.sim.push_back(metric_value(run_one(m, s), c.sim_metric));
-    }
-    summarize_case(cr);
-    r.cases.push_back(std::move(cr));
+    r.cases.push_back(run_case(opt, c, m, spec));
     if (opt.progress) opt.progress(static_cast<int>(i), static_cast<int>(cases.size()), c, &r.cases.back());
   }
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.loadavg_after = loadavg();
-  {
-    std::vector<double> busy;
-    for (const auto& c : r.cases) busy.insert(busy.end(), c.real_other_busy_pct.begin(), c.real_other_busy_pct.end());
-    double med = busy.empty() ? 0 : stats::quantile(busy, 0.5);
-    if (med > 10)
-      r.warnings.push_back(fmt::format("OTHER WORK RAN DURING THE REAL RUNS: other processes kept {:.0f}% of the CPUs "
-                                       "busy in the median run; the real side measures that load as well (on the dev "
-                                       "VM it doubles hackbench times and changes where perf bench sched pipe's tasks "
-                                       "run, docs/variance.md)",
-                                       med));
-  }
+  warn_other_work(r);
   return r;
 }
 

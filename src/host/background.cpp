@@ -272,26 +272,29 @@ GapClasses classify_gaps(const GapScan& g, int64_t period) {
   return c;
 }
 
-BackgroundResult background_from(const BackgroundInput& in) {
-  BackgroundResult r;
-  const auto& a = in.idle_before;
-  const auto& b = in.idle_after;
-  const double T = b.wall_s - a.wall_s;
-  const int ncpu = std::max(1, b.nr_cpus);
-  if (!(T > 0)) return r;
-  const std::string idle_src = fmt::format("idle phase of {:.1f} s, nothing of ours running", T);
+namespace {
 
-  // The gap scan: the tick, then the other gaps by count. Interrupts are the shortest gaps, a
-  // preemption of the scanning thread by a task takes two context switches and the task's run,
-  // and what is left is the host's (steal). So per CPU: the shortest (interrupts on the CPU -
-  // tick gaps) gaps are interrupts, the next (involuntary switches) preemptions, the rest steal.
-  // Without counts (a scan read elsewhere) the split is by length at short_gap_ns.
+// The steps of background_from(): the gap scan split by cause, the tick's cost, then the
+// activities of the idle phase (interrupt lines, tasks) and of the scan (steal), capped at what
+// a profile accepts.
+
+// The gap scan's gaps by cause, over all scanned CPUs.
+struct ScanGaps {
   std::vector<double> tick, short_gaps, preempt_gaps, long_gaps;
   double scan_s = 0;
   long long invol = 0, steal_ticks = 0;
+};
+
+// The gap scan: the tick, then the other gaps by count. Interrupts are the shortest gaps, a
+// preemption of the scanning thread by a task takes two context switches and the task's run,
+// and what is left is the host's (steal). So per CPU: the shortest (interrupts on the CPU -
+// tick gaps) gaps are interrupts, the next (involuntary switches) preemptions, the rest steal.
+// Without counts (a scan read elsewhere) the split is by length at short_gap_ns.
+ScanGaps split_scans(const BackgroundInput& in, BackgroundResult& r) {
+  ScanGaps s;
   for (const auto& g : in.scans) {
     GapClasses c = classify_gaps(g, in.tick_period_ns);
-    tick.insert(tick.end(), c.tick.begin(), c.tick.end());
+    s.tick.insert(s.tick.end(), c.tick.begin(), c.tick.end());
     std::vector<double> other = c.other;
     std::sort(other.begin(), other.end());
     size_t n_irq, n_pre;
@@ -304,12 +307,12 @@ BackgroundResult background_from(const BackgroundInput& in) {
                                   other.begin());
       n_pre = 0;
     }
-    short_gaps.insert(short_gaps.end(), other.begin(), other.begin() + n_irq);
-    preempt_gaps.insert(preempt_gaps.end(), other.begin() + n_irq, other.begin() + n_irq + n_pre);
-    long_gaps.insert(long_gaps.end(), other.begin() + n_irq + n_pre, other.end());
-    scan_s += g.seconds;
-    invol += g.involuntary_switches;
-    steal_ticks += g.steal_ticks;
+    s.short_gaps.insert(s.short_gaps.end(), other.begin(), other.begin() + n_irq);
+    s.preempt_gaps.insert(s.preempt_gaps.end(), other.begin() + n_irq, other.begin() + n_irq + n_pre);
+    s.long_gaps.insert(s.long_gaps.end(), other.begin() + n_irq + n_pre, other.end());
+    s.scan_s += g.seconds;
+    s.invol += g.involuntary_switches;
+    s.steal_ticks += g.steal_ticks;
     r.notes.push_back(fmt::format("gap scan cpu{}: {:.1f} s, clock read {:.0f} ns, {} gaps: {} tick (phase {:.0f} us "
                                   "into the {:.0f} us period), {} interrupt, {} preemption, {} left (steal); {} "
                                   "interrupts ({} LOC), {} involuntary switches, {} steal ticks",
@@ -318,35 +321,37 @@ BackgroundResult background_from(const BackgroundInput& in) {
                                   other.size() - n_irq - n_pre, g.irqs, g.local_timer, g.involuntary_switches,
                                   g.steal_ticks));
   }
-  if (!preempt_gaps.empty()) {
-    Distribution p = distribution(preempt_gaps);
+  if (!s.preempt_gaps.empty()) {
+    Distribution p = distribution(s.preempt_gaps);
     r.notes.push_back(fmt::format("preemptions of the scanning threads: {} gaps, p10/p50/p90 {:.0f}/{:.0f}/{:.0f} ns "
                                   "(the tasks themselves are the kthread/task tables)",
                                   p.n, p.p10, p.p50, p.p90));
   }
-  const std::string scan_src = fmt::format("gap scan, {:.1f} CPU-s spinning on {} CPU(s)", scan_s, in.scans.size());
-  if (!tick.empty()) {
-    // A tick that also preempts the scanning thread (its slice is up, another task was waiting)
-    // is followed by that task's run: those gaps are far longer than any tick. Only tick gaps under
-    // kMaxTickGapNs count, and only if they are most of them.
-    std::vector<double> plain;
-    for (double x : tick)
-      if (x < kMaxTickGapNs) plain.push_back(x);
-    if (plain.size() * 2 >= tick.size()) {
-      r.tick_ns = median_of(plain);
-      r.tick_sigma = lognormal_sigma(plain);
-      r.tick_gaps = static_cast<int>(plain.size());
-    }
-    r.notes.push_back(fmt::format("tick gaps: {} phase-locked, {} under {} us{}", tick.size(), plain.size(),
-                                  kMaxTickGapNs / 1000,
-                                  plain.size() * 2 >= tick.size()
-                                      ? fmt::format(": median {:.0f} ns, lognormal sigma {:.2f}", r.tick_ns, r.tick_sigma)
-                                      : std::string(": most ticks preempted the scan (a busy machine), no tick cost")));
-  }
-  Distribution sd = distribution(short_gaps);
-  const bool have_short = sd.n >= 5;
+  return s;
+}
 
-  // Interrupts of the idle phase: per-CPU lines (LOC, RES, CAL, ...) and device lines.
+// A tick that also preempts the scanning thread (its slice is up, another task was waiting) is
+// followed by that task's run: those gaps are far longer than any tick. Only tick gaps under
+// kMaxTickGapNs count, and only if they are most of them.
+void tick_cost(const std::vector<double>& tick, BackgroundResult& r) {
+  if (tick.empty()) return;
+  std::vector<double> plain;
+  for (double x : tick)
+    if (x < kMaxTickGapNs) plain.push_back(x);
+  if (plain.size() * 2 >= tick.size()) {
+    r.tick_ns = median_of(plain);
+    r.tick_sigma = lognormal_sigma(plain);
+    r.tick_gaps = static_cast<int>(plain.size());
+  }
+  r.notes.push_back(fmt::format("tick gaps: {} phase-locked, {} under {} us{}", tick.size(), plain.size(),
+                                kMaxTickGapNs / 1000,
+                                plain.size() * 2 >= tick.size()
+                                    ? fmt::format(": median {:.0f} ns, lognormal sigma {:.2f}", r.tick_ns, r.tick_sigma)
+                                    : std::string(": most ticks preempted the scan (a busy machine), no tick cost")));
+}
+
+// The softirqs of the idle phase, as a note.
+void softirq_note(const ProcSnapshot& a, const ProcSnapshot& b, double T, BackgroundResult& r) {
   long long softirq_total = 0;
   std::string softirq_list;
   for (const auto& [name, after] : b.softirqs) {
@@ -358,6 +363,15 @@ BackgroundResult background_from(const BackgroundInput& in) {
     softirq_total += d;
     softirq_list += fmt::format("{}{} {:.1f}/s", softirq_list.empty() ? "" : ", ", name, static_cast<double>(d) / T);
   }
+  if (softirq_total > 0) r.notes.push_back(fmt::format("softirqs in the idle phase: {}", softirq_list));
+}
+
+// Interrupts of the idle phase: per-CPU lines (LOC, RES, CAL, ...) and device lines, each
+// lasting as long as the scan's interrupt gaps.
+void irq_activities(const ProcSnapshot& a, const ProcSnapshot& b, double T, int ncpu, const ScanGaps& s,
+                    const std::string& scan_src, const std::string& idle_src, BackgroundResult& r) {
+  Distribution sd = distribution(s.short_gaps);
+  const bool have_short = sd.n >= 5;
   const std::string dur_src =
       have_short ? fmt::format("{}: median of the {} interrupt gaps (the shortest non-tick gaps, as many as the "
                                "CPU's non-tick interrupts; p10 {:.0f}, p90 {:.0f} ns), softirqs run at interrupt "
@@ -385,14 +399,16 @@ BackgroundResult background_from(const BackgroundInput& in) {
     act.duration_sigma = rec(have_short ? round_to(sd.sigma, 0.001) : 0, have_short ? "lognormal sigma of the same gaps"
                                                                                     : "not measured");
     if (have_short)
-      act.duration_max_ns = rec(std::round(*std::max_element(short_gaps.begin(), short_gaps.end())),
+      act.duration_max_ns = rec(std::round(*std::max_element(s.short_gaps.begin(), s.short_gaps.end())),
                                 "the longest of the same gaps");
     r.activities.push_back(act);
   }
-  if (softirq_total > 0) r.notes.push_back(fmt::format("softirqs in the idle phase: {}", softirq_list));
+}
 
-  // Tasks that ran in the idle phase, by name pattern; kernel threads bound to a CPU (name/N...)
-  // per CPU, the rest for the whole machine.
+// Tasks that ran in the idle phase, by name pattern; kernel threads bound to a CPU (name/N...)
+// per CPU, the rest for the whole machine.
+void task_activities(const ProcSnapshot& a, const ProcSnapshot& b, double T, int ncpu, const std::string& idle_src,
+                     BackgroundResult& r) {
   struct Agg {
     long long slices = 0, run_ns = 0;
     int tasks = 0;
@@ -427,29 +443,33 @@ BackgroundResult background_from(const BackgroundInput& in) {
     act.duration_sigma = rec(0, "not measured (schedstat has sums only)");
     r.activities.push_back(act);
   }
+}
 
-  // Gaps of the scan explained neither by an interrupt nor by a preemption: the host took the vCPU.
-  const long long unexplained = static_cast<long long>(long_gaps.size());
-  if (unexplained > 0 && scan_s > 0) {
-    Distribution d = distribution(long_gaps);
-    BackgroundActivity act;
-    act.name = "steal";
-    act.kind = "steal";
-    act.scope = "per_cpu";
-    act.rate_hz = rec(round_to(static_cast<double>(unexplained) / scan_s, 0.001),
-                      fmt::format("{}: {} non-tick gaps beyond the CPUs' interrupts and the scanning threads' {} "
-                                  "involuntary switches ({} steal ticks in /proc/stat meanwhile)",
-                                  scan_src, unexplained, invol, steal_ticks));
-    act.duration_ns = rec(std::round(d.p50), fmt::format("{}: median of those gaps (p10 {:.0f}, p90 {:.0f} ns)",
-                                                         scan_src, d.p10, d.p90));
-    act.duration_sigma = rec(round_to(d.sigma, 0.001), "lognormal sigma of the same gaps");
-    act.duration_max_ns = rec(std::round(*std::max_element(long_gaps.begin(), long_gaps.end())),
-                              "the longest of the same gaps");
-    r.activities.push_back(act);
-  }
-  // A value beyond what a profile accepts (a CPU-bound task of another user that ran 0.5 s per
-  // slice while we recorded) is recorded at the profile's bound, saying so, so that the profile
-  // written from it loads.
+// Gaps of the scan explained neither by an interrupt nor by a preemption: the host took the vCPU.
+void steal_activity(const ScanGaps& s, const std::string& scan_src, BackgroundResult& r) {
+  const long long unexplained = static_cast<long long>(s.long_gaps.size());
+  if (unexplained <= 0 || !(s.scan_s > 0)) return;
+  Distribution d = distribution(s.long_gaps);
+  BackgroundActivity act;
+  act.name = "steal";
+  act.kind = "steal";
+  act.scope = "per_cpu";
+  act.rate_hz = rec(round_to(static_cast<double>(unexplained) / s.scan_s, 0.001),
+                    fmt::format("{}: {} non-tick gaps beyond the CPUs' interrupts and the scanning threads' {} "
+                                "involuntary switches ({} steal ticks in /proc/stat meanwhile)",
+                                scan_src, unexplained, s.invol, s.steal_ticks));
+  act.duration_ns = rec(std::round(d.p50), fmt::format("{}: median of those gaps (p10 {:.0f}, p90 {:.0f} ns)",
+                                                       scan_src, d.p10, d.p90));
+  act.duration_sigma = rec(round_to(d.sigma, 0.001), "lognormal sigma of the same gaps");
+  act.duration_max_ns = rec(std::round(*std::max_element(s.long_gaps.begin(), s.long_gaps.end())),
+                            "the longest of the same gaps");
+  r.activities.push_back(act);
+}
+
+// A value beyond what a profile accepts (a CPU-bound task of another user that ran 0.5 s per
+// slice while we recorded) is recorded at the profile's bound, saying so, so that the profile
+// written from it loads.
+void cap_at_profile_bounds(BackgroundResult& r) {
   for (auto& act : r.activities)
     for (const auto& f : machine::detail::background_fields()) {
       machine::Recorded& v = act.*f.member;
@@ -458,6 +478,26 @@ BackgroundResult background_from(const BackgroundInput& in) {
         v.value = f.max;
       }
     }
+}
+
+}  // namespace
+
+BackgroundResult background_from(const BackgroundInput& in) {
+  BackgroundResult r;
+  const auto& a = in.idle_before;
+  const auto& b = in.idle_after;
+  const double T = b.wall_s - a.wall_s;
+  const int ncpu = std::max(1, b.nr_cpus);
+  if (!(T > 0)) return r;
+  const std::string idle_src = fmt::format("idle phase of {:.1f} s, nothing of ours running", T);
+  const ScanGaps s = split_scans(in, r);
+  const std::string scan_src = fmt::format("gap scan, {:.1f} CPU-s spinning on {} CPU(s)", s.scan_s, in.scans.size());
+  tick_cost(s.tick, r);
+  irq_activities(a, b, T, ncpu, s, scan_src, idle_src, r);
+  softirq_note(a, b, T, r);
+  task_activities(a, b, T, ncpu, idle_src, r);
+  steal_activity(s, scan_src, r);
+  cap_at_profile_bounds(r);
   return r;
 }
 

@@ -495,42 +495,55 @@ LoadReading sample_load(double seconds) {
   return r;
 }
 
-CalibrationResult calibrate(const CalibrateOptions& opt) {
-  CalibrationResult res;
-  const int64_t start = now_ns();
+namespace {
 
-  // CPUs we may use: model CPUs mapped to real ones, within our affinity mask.
+// The steps of calibrate(): the CPUs it may use, the load check, the benchmarks (single-CPU,
+// then per distance class), the interleaved rounds, the measurements from them, and the
+// background activity.
+
+// Model CPUs mapped to real ones, within this process's affinity mask.
+struct CalibCpus {
   cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) throw HostError("sched_getaffinity failed");
-  const auto& topo = opt.machine.topo;
-  auto real = [&](int model) -> int {
-    if (opt.model_to_real.empty()) return model;
-    return model < static_cast<int>(opt.model_to_real.size()) ? opt.model_to_real[model] : -1;
-  };
-  auto usable = [&](int model) {
+  const machine::Topology& topo;
+  const std::vector<int>& model_to_real;
+  int first = -1;  // first usable model CPU, else the first allowed real CPU
+  int cpu0 = -1;   // the real CPU of the single-CPU tests
+
+  int real(int model) const {
+    if (model_to_real.empty()) return model;
+    return model < static_cast<int>(model_to_real.size()) ? model_to_real[model] : -1;
+  }
+  bool usable(int model) const {
     int r = real(model);
     return r >= 0 && r < CPU_SETSIZE && CPU_ISSET(r, &allowed);
-  };
-  int first = -1;
-  for (int m = 0; m < topo.nr_cpus(); ++m)
-    if (usable(m)) {
-      first = m;
+  }
+};
+
+CalibCpus calib_cpus(const CalibrateOptions& opt, CalibrationResult& res) {
+  CalibCpus c{{}, opt.machine.topo, opt.model_to_real};
+  CPU_ZERO(&c.allowed);
+  if (sched_getaffinity(0, sizeof c.allowed, &c.allowed) != 0) throw HostError("sched_getaffinity failed");
+  for (int m = 0; m < c.topo.nr_cpus(); ++m)
+    if (c.usable(m)) {
+      c.first = m;
       break;
     }
-  if (first < 0) {
+  if (c.first < 0) {
     // No probed topology (or none of it usable): fall back to the first allowed CPU.
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &allowed)) {
-        first = c;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &c.allowed)) {
+        c.first = cpu;
         break;
       }
-    if (first < 0) throw HostError("no CPU in this process's affinity mask");
+    if (c.first < 0) throw HostError("no CPU in this process's affinity mask");
     res.warnings.push_back("the probed topology has no CPU this process may run on; distance classes not measured");
   }
-  const int cpu0 = usable(first) ? real(first) : first;
+  c.cpu0 = c.usable(c.first) ? c.real(c.first) : c.first;
+  return c;
+}
 
-  // The load check: other work on the machine inflates every timing (waiting for a CPU).
+// The load check: other work on the machine inflates every timing (waiting for a CPU).
+void check_load(const CalibrateOptions& opt, CalibrationResult& res) {
   if (opt.load_reading) {
     res.load_before = *opt.load_reading;
   } else {
@@ -553,13 +566,16 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     res.warnings.push_back(fmt::format("CALIBRATED ON A BUSY MACHINE: {}; timings include waiting for a CPU, rounds "
                                        "in which others kept more than {:.0f}% busy are left out where possible",
                                        load_line, opt.round_busy_pct));
+}
 
-  // ---- the benchmarks, in the order each round runs them
-  const int64_t batch_ns = opt.quick ? 1000000 : 5000000;
+// The benchmarks, in the order each round runs them.
+struct SpecList {
+  int64_t batch_ns;
   std::vector<Spec> specs;
-  auto loop = [&] { return std::make_shared<OpLoop>(OpLoop{batch_ns}); };
-  auto add = [&](std::vector<Output> outs, std::function<Values()> fn, std::shared_ptr<EventState> events = nullptr,
-                 int wakee = -1) {
+
+  std::shared_ptr<OpLoop> loop() const { return std::make_shared<OpLoop>(OpLoop{batch_ns}); }
+  void add(std::vector<Output> outs, std::function<Values()> fn, std::shared_ptr<EventState> events = nullptr,
+           int wakee = -1) {
     Spec s;
     s.bench.name = outs.front().key;
     s.bench.outputs = static_cast<int>(outs.size());
@@ -568,166 +584,186 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     s.events = std::move(events);
     s.wakee_cpu = wakee;
     specs.push_back(std::move(s));
-  };
-  auto ops_on = [&](int cpu, std::function<void(int64_t)> ops) -> std::function<Values()> {
+  }
+  // n operations of ops in a loop on cpu, timed per operation.
+  std::function<Values()> ops_on(int cpu, std::function<void(int64_t)> ops) const {
     auto l = loop();
-    return [l, cpu, ops] () -> Values {
+    return [l, cpu, ops]() -> Values {
       double v = 0;
       if (!on_cpu(cpu, [&] { v = l->batch(ops); })) return std::nullopt;
       return std::vector<double>{v};
     };
-  };
+  }
+};
+
+// Syscalls and file operations on one CPU: no wake-up, no switch.
+void add_syscall_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
   const std::vector<int> c0 = {cpu0};
-  add({{"syscall_getppid", "getppid() syscall round trip", c0}}, ops_on(cpu0, [](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) syscall(SYS_getppid);
-      }));
-  add({{"syscall_getpid", "syscall(SYS_getpid) round trip", c0}}, ops_on(cpu0, [](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) syscall(SYS_getpid);
-      }));
+  sl.add({{"syscall_getppid", "getppid() syscall round trip", c0}}, sl.ops_on(cpu0, [](int64_t n) {
+           for (int64_t i = 0; i < n; ++i) syscall(SYS_getppid);
+         }));
+  sl.add({{"syscall_getpid", "syscall(SYS_getpid) round trip", c0}}, sl.ops_on(cpu0, [](int64_t n) {
+           for (int64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+         }));
   auto word = std::make_shared<std::atomic<int>>(0);
-  add({{"futex_wake_nowaiter", "futex(FUTEX_WAKE) with no waiter (syscall + hash bucket, no ttwu)", c0}},
-      ops_on(cpu0, [word](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) futex_wake(word.get());
-      }));
-  add({{"futex_wait_eagain", "futex(FUTEX_WAIT) whose value check fails at once (syscall + hash bucket, no sleep)",
-        c0}},
-      ops_on(cpu0, [word](int64_t n) {
-        for (int64_t i = 0; i < n; ++i) futex(word.get(), FUTEX_WAIT_PRIVATE, 1);
-      }));
+  sl.add({{"futex_wake_nowaiter", "futex(FUTEX_WAKE) with no waiter (syscall + hash bucket, no ttwu)", c0}},
+         sl.ops_on(cpu0, [word](int64_t n) {
+           for (int64_t i = 0; i < n; ++i) futex_wake(word.get());
+         }));
+  sl.add({{"futex_wait_eagain", "futex(FUTEX_WAIT) whose value check fails at once (syscall + hash bucket, no sleep)",
+           c0}},
+         sl.ops_on(cpu0, [word](int64_t n) {
+           for (int64_t i = 0; i < n; ++i) futex(word.get(), FUTEX_WAIT_PRIVATE, 1);
+         }));
   const int chunks = opt.quick ? 3 : 7;
-  add({{"pipe_write_1b", "write() of 1 byte to a pipe with room, no reader waiting", c0},
-       {"pipe_read_1b", "read() of 1 byte from a non-empty pipe, no writer waiting", c0}},
-      [cpu0, chunks, quick = opt.quick]() -> Values {
-        int p[2];
-        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return std::nullopt;
-        Values v;
-        // 1-byte writes merge into one page, so a chunk never fills the pipe.
-        on_cpu(cpu0, [&] { v = rw_batch(p[1], p[0], 1, quick ? 1024 : 4096, chunks); });
-        close(p[0]);
-        close(p[1]);
-        return v;
-      });
+  sl.add({{"pipe_write_1b", "write() of 1 byte to a pipe with room, no reader waiting", c0},
+          {"pipe_read_1b", "read() of 1 byte from a non-empty pipe, no writer waiting", c0}},
+         [cpu0, chunks, quick = opt.quick]() -> Values {
+           int p[2];
+           if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return std::nullopt;
+           Values v;
+           // 1-byte writes merge into one page, so a chunk never fills the pipe.
+           on_cpu(cpu0, [&] { v = rw_batch(p[1], p[0], 1, quick ? 1024 : 4096, chunks); });
+           close(p[0]);
+           close(p[1]);
+           return v;
+         });
   // hackbench's message: 100 bytes over an AF_UNIX stream socketpair. Each send is one skb
   // charged with its truesize, so a chunk stays well inside the default 208 KiB send buffer.
-  add({{"unix_send_100b", "send of 100 bytes on an AF_UNIX stream socket with room, no reader waiting", c0},
-       {"unix_recv_100b", "recv of 100 bytes from a non-empty AF_UNIX stream socket", c0}},
-      [cpu0, chunks]() -> Values {
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return std::nullopt;
-        Values v;
-        on_cpu(cpu0, [&] { v = rw_batch(sv[0], sv[1], 100, 64, chunks); });
-        close(sv[0]);
-        close(sv[1]);
-        return v;
-      });
-  add({{"fork_call", "fork() in the parent, child exits at once (parent and child on one CPU)", c0},
-       {"fork_exit_reap",
-        "fork() returning to waitpid() returning: child runs, _exit()s, is reaped and the parent woken, all on one CPU",
-        c0}},
-      [cpu0, n = opt.quick ? 5 : 15] { return fork_exit(cpu0, n); });
-  {
-    auto l = loop();
-    add({{"futex_pingpong_same_cpu_half",
-          "half a futex ping-pong round trip, both threads on one CPU: FUTEX_WAKE + FUTEX_WAIT + one context switch",
-          {cpu0, cpu0}}},
-        [l, cpu0]() -> Values {
-          auto v = futex_pingpong(*l, cpu0, cpu0);
-          if (v) (*v)[0] /= 2;  // per switch
-          return v;
-        });
-  }
-  {
-    auto l = loop();
-    add({{"pipe_rtt_same_cpu",
-          "pipe round trip (1 byte each way), two threads on one CPU (reference: `taskset -c N perf bench sched pipe "
-          "-T` per op)",
-          {cpu0, cpu0}}},
-        [l, cpu0] { return pipe_pingpong(*l, cpu0, cpu0, false); });
-    auto lp = loop();
-    add({{"pipe_rtt_same_cpu_process",
-          "pipe round trip (1 byte each way), two processes on one CPU: every switch changes the mm (reference: "
-          "`taskset -c N perf bench sched pipe` per op)",
-          {cpu0, cpu0}}},
-        [lp, cpu0] { return pipe_pingpong(*lp, cpu0, cpu0, true); });
-  }
+  sl.add({{"unix_send_100b", "send of 100 bytes on an AF_UNIX stream socket with room, no reader waiting", c0},
+          {"unix_recv_100b", "recv of 100 bytes from a non-empty AF_UNIX stream socket", c0}},
+         [cpu0, chunks]() -> Values {
+           int sv[2];
+           if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return std::nullopt;
+           Values v;
+           on_cpu(cpu0, [&] { v = rw_batch(sv[0], sv[1], 100, 64, chunks); });
+           close(sv[0]);
+           close(sv[1]);
+           return v;
+         });
+}
 
-  // Pairs by distance class, from the model's topology mapped to real CPUs.
+// fork/exit and the switches of two threads or processes sharing one CPU.
+void add_same_cpu_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
+  const std::vector<int> c0 = {cpu0};
+  sl.add({{"fork_call", "fork() in the parent, child exits at once (parent and child on one CPU)", c0},
+          {"fork_exit_reap",
+           "fork() returning to waitpid() returning: child runs, _exit()s, is reaped and the parent woken, all on one "
+           "CPU",
+           c0}},
+         [cpu0, n = opt.quick ? 5 : 15] { return fork_exit(cpu0, n); });
+  auto l = sl.loop();
+  sl.add({{"futex_pingpong_same_cpu_half",
+           "half a futex ping-pong round trip, both threads on one CPU: FUTEX_WAKE + FUTEX_WAIT + one context switch",
+           {cpu0, cpu0}}},
+         [l, cpu0]() -> Values {
+           auto v = futex_pingpong(*l, cpu0, cpu0);
+           if (v) (*v)[0] /= 2;  // per switch
+           return v;
+         });
+  auto lt = sl.loop();
+  sl.add({{"pipe_rtt_same_cpu",
+           "pipe round trip (1 byte each way), two threads on one CPU (reference: `taskset -c N perf bench sched pipe "
+           "-T` per op)",
+           {cpu0, cpu0}}},
+         [lt, cpu0] { return pipe_pingpong(*lt, cpu0, cpu0, false); });
+  auto lp = sl.loop();
+  sl.add({{"pipe_rtt_same_cpu_process",
+           "pipe round trip (1 byte each way), two processes on one CPU: every switch changes the mm (reference: "
+           "`taskset -c N perf bench sched pipe` per op)",
+           {cpu0, cpu0}}},
+         [lp, cpu0] { return pipe_pingpong(*lp, cpu0, cpu0, true); });
+}
+
+// The futex wake-up latency of a thread blocked on CPU b, woken from CPU a, `gap` ns after it
+// blocked.
+void add_wake_spec(SpecList& sl, const std::string& cls, const std::string& suffix, int a, int b, int64_t gap,
+                   int events) {
+  auto st = std::make_shared<EventState>();
+  sl.add({{"wake_latency_" + cls + suffix,
+           fmt::format("futex wake-up latency of a thread blocked on an idle CPU at distance {}, {} us after it "
+                       "blocked: FUTEX_WAKE on the waker to FUTEX_WAIT returning on the wakee",
+                       cls, gap / 1000),
+           {a, b}},
+          {"wake_syscall_" + cls + suffix,
+           "waker's FUTEX_WAKE duration with a sleeping waiter on an idle CPU (syscall + ttwu + IPI send or "
+           "polling-flag store)",
+           {a, b}}},
+         [st, a, b, gap, events] { return wake_latency(a, b, events, gap, *st); }, st, b);
+}
+
+// The tests of one distance class, on its pairs of real CPUs.
+void add_class_specs(SpecList& sl, const CalibrateOptions& opt, const std::string& cls,
+                     std::vector<std::pair<int, int>>& list, int cpu0) {
+  // Pairs to measure: all of them on small machines (default mode), else a spread sample.
+  size_t want = opt.quick ? 1 : (opt.machine.topo.nr_cpus() <= 8 ? list.size() : std::min<size_t>(list.size(), 4));
+  // Prefer pairs involving cpu0 first, so the wake/pipe tests use the same first pair.
+  std::stable_sort(list.begin(), list.end(), [&](auto& x, auto& y) { return (x.first == cpu0) > (y.first == cpu0); });
+  for (size_t i = 0; i < want; ++i) {
+    auto [a, b] = list[i * list.size() / want];
+    auto l = sl.loop();
+    sl.add({{fmt::format("cacheline_{}#{}", cls, i), "", {a, b}, "cacheline_" + cls}},
+           [l, a = a, b = b] { return cacheline_pingpong(*l, a, b); });
+  }
+  const int a = list.front().first, b = list.front().second;
+  const int per_batch = opt.quick ? 40 : 150;
+  add_wake_spec(sl, cls, "", a, b, opt.quick ? 30000 : 60000, per_batch);
+  if (!opt.quick) {
+    // The same at once, after a short and after a long idle gap: a polling idle state (POLL, a
+    // haltpoll window) or the polling part of the idle loop shows as fast wake-ups after short
+    // gaps only.
+    add_wake_spec(sl, cls, "_gap0us", a, b, 0, per_batch);
+    add_wake_spec(sl, cls, "_gap5us", a, b, 5000, per_batch);
+    add_wake_spec(sl, cls, "_gap500us", a, b, 500000, 20);
+  }
+  auto l = sl.loop();
+  sl.add({{"pipe_rtt_" + cls,
+           fmt::format("pipe round trip (1 byte each way), threads on two CPUs at distance {} (reference: perf "
+                       "bench sched pipe -T per op)",
+                       cls),
+           {a, b}}},
+         [l, a, b] { return pipe_pingpong(*l, a, b, false); });
+  auto ls = std::make_shared<EventState>(), li = std::make_shared<EventState>();
+  const int calls = opt.quick ? 50 : 200;
+  sl.add({{"membarrier_ipi_" + cls,
+           fmt::format("membarrier(PRIVATE_EXPEDITED) while our other thread spins on a CPU at distance {}: syscall + "
+                       "IPI round trip to a running CPU",
+                       cls),
+           {a, b}}},
+         [ls, a, b, calls] { return membarrier_batch(a, b, true, calls, *ls); }, ls);
+  sl.add({{"membarrier_noipi_" + cls,
+           "membarrier(PRIVATE_EXPEDITED) while our other thread is blocked (its CPU idle): the syscall, no IPI",
+           {a, b}}},
+         [li, a, b, calls] { return membarrier_batch(a, b, false, calls, *li); }, li);
+}
+
+// Pairs by distance class, from the model's topology mapped to real CPUs, and their tests.
+void add_pair_specs(SpecList& sl, const CalibrateOptions& opt, const CalibCpus& cpus, CalibrationResult& res) {
   std::map<Distance, std::vector<std::pair<int, int>>> pairs;
-  if (usable(first)) {
+  const auto& topo = cpus.topo;
+  if (cpus.usable(cpus.first)) {
     for (int a = 0; a < topo.nr_cpus(); ++a)
       for (int b = a + 1; b < topo.nr_cpus(); ++b)
-        if (usable(a) && usable(b)) pairs[topo.distance(a, b)].push_back({real(a), real(b)});
+        if (cpus.usable(a) && cpus.usable(b)) pairs[topo.distance(a, b)].push_back({cpus.real(a), cpus.real(b)});
   }
-  const int per_batch = opt.quick ? 40 : 150;
-  const int64_t gap_ns = opt.quick ? 30000 : 60000;
-  for (auto& [d, list] : pairs) {
-    const std::string cls = class_key(d);
-    // Pairs to measure: all of them on small machines (default mode), else a spread sample.
-    size_t want = opt.quick ? 1 : (topo.nr_cpus() <= 8 ? list.size() : std::min<size_t>(list.size(), 4));
-    // Prefer pairs involving cpu0 first, so the wake/pipe tests use the same first pair.
-    std::stable_sort(list.begin(), list.end(), [&](auto& x, auto& y) { return (x.first == cpu0) > (y.first == cpu0); });
-    for (size_t i = 0; i < want; ++i) {
-      auto [a, b] = list[i * list.size() / want];
-      auto l = loop();
-      add({{fmt::format("cacheline_{}#{}", cls, i), "", {a, b}, "cacheline_" + cls}},
-          [l, a = a, b = b] { return cacheline_pingpong(*l, a, b); });
-    }
-    // Plain variables, not a structured binding: the lambda below uses them, and C++20 before
-    // P1091 support (clang 14) cannot capture a binding.
-    const int a = list.front().first, b = list.front().second;
-    auto wake = [&](const std::string& suffix, int64_t gap, int events) {
-      auto st = std::make_shared<EventState>();
-      add({{"wake_latency_" + cls + suffix,
-            fmt::format("futex wake-up latency of a thread blocked on an idle CPU at distance {}, {} us after it "
-                        "blocked: FUTEX_WAKE on the waker to FUTEX_WAIT returning on the wakee",
-                        cls, gap / 1000),
-            {a, b}},
-           {"wake_syscall_" + cls + suffix,
-            "waker's FUTEX_WAKE duration with a sleeping waiter on an idle CPU (syscall + ttwu + IPI send or "
-            "polling-flag store)",
-            {a, b}}},
-          [st, a = a, b = b, gap, events] { return wake_latency(a, b, events, gap, *st); }, st, b);
-    };
-    wake("", gap_ns, per_batch);
-    if (!opt.quick) {
-      // The same at once, after a short and after a long idle gap: a polling idle state (POLL, a
-      // haltpoll window) or the polling part of the idle loop shows as fast wake-ups after short
-      // gaps only.
-      wake("_gap0us", 0, per_batch);
-      wake("_gap5us", 5000, per_batch);
-      wake("_gap500us", 500000, 20);
-    }
-    auto l = loop();
-    add({{"pipe_rtt_" + cls,
-          fmt::format("pipe round trip (1 byte each way), threads on two CPUs at distance {} (reference: perf "
-                      "bench sched pipe -T per op)",
-                      cls),
-          {a, b}}},
-        [l, a = a, b = b] { return pipe_pingpong(*l, a, b, false); });
-    auto ls = std::make_shared<EventState>(), li = std::make_shared<EventState>();
-    const int calls = opt.quick ? 50 : 200;
-    add({{"membarrier_ipi_" + cls,
-          fmt::format("membarrier(PRIVATE_EXPEDITED) while our other thread spins on a CPU at distance {}: syscall + "
-                      "IPI round trip to a running CPU",
-                      cls),
-          {a, b}}},
-        [ls, a = a, b = b, calls] { return membarrier_batch(a, b, true, calls, *ls); }, ls);
-    add({{"membarrier_noipi_" + cls,
-          "membarrier(PRIVATE_EXPEDITED) while our other thread is blocked (its CPU idle): the syscall, no IPI", {a, b}}},
-        [li, a = a, b = b, calls] { return membarrier_batch(a, b, false, calls, *li); }, li);
-  }
-  if (pairs.empty() && usable(first))
+  for (auto& [d, list] : pairs) add_class_specs(sl, opt, class_key(d), list, cpus.cpu0);
+  if (pairs.empty() && cpus.usable(cpus.first))
     res.warnings.push_back("only one usable CPU: no cross-CPU measurements (cache line, wake-up latency)");
-  // membarrier needs registering once per process.
-  syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+}
 
-  // ---- rounds
+RoundPlan round_plan(const CalibrateOptions& opt) {
   RoundPlan plan;
   plan.min_rounds = opt.min_batches > 0 ? opt.min_batches : (opt.quick ? 3 : 8);
   plan.max_rounds = std::max(plan.min_rounds, opt.max_batches > 0 ? opt.max_batches : (opt.quick ? 6 : 30));
   plan.budget_s = opt.budget_s > 0 ? opt.budget_s : (opt.quick ? 3.0 : 20.0);
   plan.target_spread = opt.target_cov;
   plan.round_busy_pct = opt.round_busy_pct;
+  return plan;
+}
+
+// The interleaved rounds, each followed by the other processes' busy share over it.
+RoundsResult run_calibration_rounds(const CalibrateOptions& opt, const std::vector<Spec>& specs,
+                                    const RoundPlan& plan, CalibrationResult& res) {
   std::vector<RoundBench> benches;
   for (auto& s : specs) benches.push_back(s.bench);
   const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
@@ -745,8 +781,82 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
   res.round_busy_pct = rr.round_busy_pct;
   res.rounds = rr.rounds;
   res.budget_exhausted = rr.budget_exhausted;
+  return rr;
+}
 
-  // ---- measurements from the rounds
+// A latency test's events (of the rounds used) and the idle state its wakee used most.
+void add_events(const Spec& s, size_t o, const RoundsResult& rr, size_t b, Measurement& m, CalibrationResult& res) {
+  const auto& ev = o == 0 ? s.events->lat_events : s.events->wake_events;
+  for (size_t k = 0; k < ev.size() && k < rr.loaded[b].size(); ++k)
+    if (m.used_loaded || !rr.loaded[b][k]) m.events.insert(m.events.end(), ev[k].begin(), ev[k].end());
+  m.dist = distribution(m.events);
+  if (o != 0 || s.events->idle_delta.empty()) return;
+  long long best = 0;
+  for (auto& [name, n] : s.events->idle_delta)
+    if (n > best) best = n, m.idle_state = name;
+  if (best == 0 && s.wakee_cpu >= 0) {
+    m.idle_state = kWakeeNotIdle;
+    res.warnings.push_back(fmt::format("{}: cpu{} never entered an idle state (other work ran there): these "
+                                       "are not wake-ups from idle, and no IPI cost is derived from them",
+                                       m.key, s.wakee_cpu));
+  }
+}
+
+// Output o of bench b: its estimate over the rounds.
+Measurement measurement_of(const Spec& s, size_t o, const RoundsResult& rr, size_t b, const RoundPlan& plan,
+                           const CalibrateOptions& opt, CalibrationResult& res) {
+  bool used_loaded = false;
+  std::vector<double> v = rr.usable(b, o, plan, &used_loaded);
+  Estimate e = estimate(v);
+  Measurement m;
+  m.key = s.outputs[o].key;
+  m.what = s.outputs[o].what;
+  m.cpus = s.outputs[o].cpus;
+  m.value_ns = e.value;
+  m.median_ns = e.median;
+  m.cov = e.spread;
+  m.min_ns = e.min;
+  m.max_ns = e.max;
+  m.batches = e.n;
+  m.used_loaded = used_loaded;
+  for (bool l : rr.loaded[b]) m.loaded_batches += l && !used_loaded;
+  m.converged = e.n >= 2 && e.spread < opt.target_cov;
+  m.batch_values = rr.values[b][o];
+  m.batch_loaded = rr.loaded[b];
+  if (s.events) add_events(s, o, rr, b, m, res);
+  return m;
+}
+
+// Cache-line pairs of one class: the class value is the median over pairs.
+Measurement combine_pairs(const std::string& key, const std::vector<Measurement>& list) {
+  Measurement m;
+  m.key = key;
+  std::vector<double> vals;
+  m.min_ns = 1e300;
+  m.converged = true;
+  for (auto& p : list) {
+    vals.push_back(p.value_ns);
+    m.cov = std::max(m.cov, p.cov);
+    m.min_ns = std::min(m.min_ns, p.min_ns);
+    m.max_ns = std::max(m.max_ns, p.max_ns);
+    m.batches += p.batches;
+    m.loaded_batches += p.loaded_batches;
+    m.converged = m.converged && p.converged;
+  }
+  m.value_ns = median_of(vals);
+  m.median_ns = m.value_ns;
+  m.cpus = list.front().cpus;
+  m.pairs = static_cast<int>(list.size());
+  m.batch_values = list.front().batch_values;  // of the first pair
+  m.batch_loaded = list.front().batch_loaded;
+  m.what = fmt::format("one cache-line transfer ({} pair(s) at distance {}, half a spinning round trip)", list.size(),
+                       key.substr(10));
+  return m;
+}
+
+// The measurements from the rounds, and the between-round spread of the single-CPU loops.
+void collect_measurements(const std::vector<Spec>& specs, const RoundsResult& rr, const RoundPlan& plan,
+                          const CalibrateOptions& opt, CalibrationResult& res) {
   std::map<std::string, std::vector<Measurement>> groups;
   for (size_t b = 0; b < specs.size(); ++b) {
     const Spec& s = specs[b];
@@ -756,83 +866,23 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
       continue;
     }
     for (size_t o = 0; o < s.outputs.size(); ++o) {
-      bool used_loaded = false;
-      std::vector<double> v = rr.usable(b, o, plan, &used_loaded);
-      Estimate e = estimate(v);
-      Measurement m;
-      m.key = s.outputs[o].key;
-      m.what = s.outputs[o].what;
-      m.cpus = s.outputs[o].cpus;
-      m.value_ns = e.value;
-      m.median_ns = e.median;
-      m.cov = e.spread;
-      m.min_ns = e.min;
-      m.max_ns = e.max;
-      m.batches = e.n;
-      m.used_loaded = used_loaded;
-      for (bool l : rr.loaded[b]) m.loaded_batches += l && !used_loaded;
-      m.converged = e.n >= 2 && e.spread < opt.target_cov;
-      m.batch_values = rr.values[b][o];
-      m.batch_loaded = rr.loaded[b];
-      if (s.events) {
-        const auto& ev = o == 0 ? s.events->lat_events : s.events->wake_events;
-        for (size_t k = 0; k < ev.size() && k < rr.loaded[b].size(); ++k)
-          if (used_loaded || !rr.loaded[b][k]) m.events.insert(m.events.end(), ev[k].begin(), ev[k].end());
-        m.dist = distribution(m.events);
-        if (o == 0 && !s.events->idle_delta.empty()) {
-          long long best = 0;
-          for (auto& [name, n] : s.events->idle_delta)
-            if (n > best) best = n, m.idle_state = name;
-          if (best == 0 && s.wakee_cpu >= 0) {
-            m.idle_state = kWakeeNotIdle;
-            res.warnings.push_back(fmt::format("{}: cpu{} never entered an idle state (other work ran there): these "
-                                               "are not wake-ups from idle, and no IPI cost is derived from them",
-                                               m.key, s.wakee_cpu));
-          }
-        }
-      }
-      if (!s.outputs[o].group.empty()) {
+      Measurement m = measurement_of(s, o, rr, b, plan, opt, res);
+      if (!s.outputs[o].group.empty())
         groups[s.outputs[o].group].push_back(m);
-        continue;
-      }
-      res.measurements.push_back(m);
+      else
+        res.measurements.push_back(m);
     }
   }
-  // Cache-line pairs of one class: the class value is the median over pairs.
-  for (auto& [key, list] : groups) {
-    Measurement m;
-    m.key = key;
-    std::vector<double> vals;
-    m.min_ns = 1e300;
-    m.converged = true;
-    for (auto& p : list) {
-      vals.push_back(p.value_ns);
-      m.cov = std::max(m.cov, p.cov);
-      m.min_ns = std::min(m.min_ns, p.min_ns);
-      m.max_ns = std::max(m.max_ns, p.max_ns);
-      m.batches += p.batches;
-      m.loaded_batches += p.loaded_batches;
-      m.converged = m.converged && p.converged;
-    }
-    m.value_ns = median_of(vals);
-    m.median_ns = m.value_ns;
-    m.cpus = list.front().cpus;
-    m.pairs = static_cast<int>(list.size());
-    m.batch_values = list.front().batch_values;  // of the first pair
-    m.batch_loaded = list.front().batch_loaded;
-    m.what = fmt::format("one cache-line transfer ({} pair(s) at distance {}, half a spinning round trip)", list.size(),
-                         key.substr(10));
-    res.measurements.push_back(m);
-  }
-  {
-    std::vector<double> covs;
-    for (const char* key : {"syscall_getppid", "syscall_getpid", "futex_wake_nowaiter", "futex_wait_eagain",
-                            "pipe_write_1b", "pipe_read_1b", "unix_send_100b", "unix_recv_100b"})
-      if (auto m = res.find(key)) covs.push_back(m->cov);
-    res.round_spread = covs.empty() ? 0 : median_of(covs);
-  }
-  if (opt.progress)
-    for (auto& m : res.measurements) opt.progress(m);
+  for (auto& [key, list] : groups) res.measurements.push_back(combine_pairs(key, list));
+  std::vector<double> covs;
+  for (const char* key : {"syscall_getppid", "syscall_getpid", "futex_wake_nowaiter", "futex_wait_eagain",
+                          "pipe_write_1b", "pipe_read_1b", "unix_send_100b", "unix_recv_100b"})
+    if (auto m = res.find(key)) covs.push_back(m->cov);
+  res.round_spread = covs.empty() ? 0 : median_of(covs);
+}
+
+void round_warnings(const RoundsResult& rr, const RoundPlan& plan, const CalibrateOptions& opt,
+                    CalibrationResult& res) {
   if (rr.budget_exhausted)
     res.warnings.push_back(fmt::format("time budget ({:.0f} s) spent after {} round(s)", plan.budget_s, rr.rounds));
   int loaded_rounds = 0;
@@ -845,45 +895,78 @@ CalibrationResult calibrate(const CalibrateOptions& opt) {
     if (!m.converged)
       res.warnings.push_back(fmt::format("{}: spread still {:.1f}% after {} batches (target {:.0f}%)", m.key,
                                          100 * m.cov, m.batches, 100 * opt.target_cov));
+}
 
-  // ---- background activity: an idle phase (we sleep), then a gap scan on every usable CPU
-  if (opt.record_background) {
-    BackgroundInput in;
-    in.tick_period_ns = opt.machine.tunables.hz > 0 ? 1000000000 / opt.machine.tunables.hz : 4000000;
-    const double idle_s = opt.background_idle_s > 0 ? opt.background_idle_s : (opt.quick ? 0.5 : 5.0);
-    const double scan_s = opt.background_scan_s > 0 ? opt.background_scan_s : (opt.quick ? 0.2 : 2.0);
-    CpuSnapshot l0 = snapshot();
-    in.idle_before = read_proc_snapshot(getpid());
-    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
-    in.idle_after = read_proc_snapshot(getpid());
-    CpuSnapshot l1 = snapshot();
-    std::vector<int> cpus;
-    for (int m = 0; m < topo.nr_cpus(); ++m)
-      if (usable(m)) cpus.push_back(real(m));
-    if (cpus.empty()) cpus.push_back(cpu0);
-    in.scans = scan_gaps(cpus, scan_s);
-    res.background = background_from(in);
-    res.have_background = true;
-    double idle_busy = other_busy_pct(l0, l1, ncpu, hz);
-    res.background.notes.insert(res.background.notes.begin(),
-                                fmt::format("idle phase {:.1f} s: other processes {:.1f}% busy, steal {:.2f}%", idle_s,
-                                            idle_busy, steal_pct(l0, l1)));
-    if (idle_busy > opt.round_busy_pct)
-      res.warnings.push_back(fmt::format("background activity recorded while other processes kept {:.0f}% busy: the "
-                                         "[[background]] tables describe that load, not an idle machine",
-                                         idle_busy));
-  }
+// Background activity: an idle phase (we sleep), then a gap scan on every usable CPU.
+void record_background(const CalibrateOptions& opt, const CalibCpus& cpus, CalibrationResult& res) {
+  BackgroundInput in;
+  in.tick_period_ns = opt.machine.tunables.hz > 0 ? 1000000000 / opt.machine.tunables.hz : 4000000;
+  const double idle_s = opt.background_idle_s > 0 ? opt.background_idle_s : (opt.quick ? 0.5 : 5.0);
+  const double scan_s = opt.background_scan_s > 0 ? opt.background_scan_s : (opt.quick ? 0.2 : 2.0);
+  CpuSnapshot l0 = snapshot();
+  in.idle_before = read_proc_snapshot(getpid());
+  std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
+  in.idle_after = read_proc_snapshot(getpid());
+  CpuSnapshot l1 = snapshot();
+  std::vector<int> scan;
+  for (int m = 0; m < cpus.topo.nr_cpus(); ++m)
+    if (cpus.usable(m)) scan.push_back(cpus.real(m));
+  if (scan.empty()) scan.push_back(cpus.cpu0);
+  in.scans = scan_gaps(scan, scan_s);
+  res.background = background_from(in);
+  res.have_background = true;
+  const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  double idle_busy = other_busy_pct(l0, l1, ncpu, sysconf(_SC_CLK_TCK));
+  res.background.notes.insert(res.background.notes.begin(),
+                              fmt::format("idle phase {:.1f} s: other processes {:.1f}% busy, steal {:.2f}%", idle_s,
+                                          idle_busy, steal_pct(l0, l1)));
+  if (idle_busy > opt.round_busy_pct)
+    res.warnings.push_back(fmt::format("background activity recorded while other processes kept {:.0f}% busy: the "
+                                       "[[background]] tables describe that load, not an idle machine",
+                                       idle_busy));
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const CalibrateOptions& opt) {
+  CalibrationResult res;
+  const int64_t start = now_ns();
+  const CalibCpus cpus = calib_cpus(opt, res);
+  check_load(opt, res);
+  SpecList sl{opt.quick ? 1000000 : 5000000, {}};
+  add_syscall_specs(sl, opt, cpus.cpu0);
+  add_same_cpu_specs(sl, opt, cpus.cpu0);
+  add_pair_specs(sl, opt, cpus, res);
+  // membarrier needs registering once per process.
+  syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+  const RoundPlan plan = round_plan(opt);
+  const RoundsResult rr = run_calibration_rounds(opt, sl.specs, plan, res);
+  collect_measurements(sl.specs, rr, plan, opt, res);
+  if (opt.progress)
+    for (auto& m : res.measurements) opt.progress(m);
+  round_warnings(rr, plan, opt, res);
+  if (opt.record_background) record_background(opt, cpus, res);
   res.elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
   return res;
 }
 
 // ---------------------------------------------------------------- mapping onto costs
 
-std::vector<CostUpdate> apply_calibration(machine::Machine& m, const CalibrationResult& r) {
-  std::vector<CostUpdate> out;
-  auto& k = m.costs;
-  auto set = [&](const std::string& key, int64_t& field, double value, double floor, const std::string& formula,
-                 double cov) {
+namespace {
+
+// The steps of apply_calibration(), each mapping some measurements onto costs of m, in the
+// order the updates are listed.
+
+// Sets costs and records each update.
+struct CostSetter {
+  machine::Machine& m;
+  const CalibrationResult& r;
+  std::vector<CostUpdate>& out;
+
+  const Measurement* get(const std::string& key) const { return r.find(key); }
+  // Sets costs.<key> to value (at least floor), within what the profile loader accepts.
+  void set(const std::string& key, int64_t& field, double value, double floor, const std::string& formula,
+           double cov) {
     CostUpdate u;
     u.key = "costs." + key;
     u.formula = formula;
@@ -902,125 +985,143 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
     u.value = std::max<int64_t>(0, std::llround(value));
     field = u.value;
     out.push_back(u);
-  };
-  auto get = [&](const std::string& key) { return r.find(key); };
-
-  if (auto x = get("futex_wake_nowaiter")) set("futex_wake_ns", k.futex_wake_ns, x->value_ns, 0, "futex_wake_nowaiter", x->cov);
-  if (auto x = get("futex_wait_eagain")) set("futex_wait_ns", k.futex_wait_ns, x->value_ns, 0, "futex_wait_eagain", x->cov);
-  if (auto x = get("pipe_write_1b")) set("pipe_write_ns", k.pipe_write_ns, x->value_ns, 0, "pipe_write_1b", x->cov);
-  if (auto x = get("pipe_read_1b")) set("pipe_read_ns", k.pipe_read_ns, x->value_ns, 0, "pipe_read_1b", x->cov);
-  if (auto x = get("unix_send_100b")) set("unix_send_ns", k.unix_send_ns, x->value_ns, 0, "unix_send_100b", x->cov);
-  if (auto x = get("unix_recv_100b")) set("unix_recv_ns", k.unix_recv_ns, x->value_ns, 0, "unix_recv_100b", x->cov);
-
-  auto pp = get("futex_pingpong_same_cpu_half");
-  if (pp && pp->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns) <= 0) {
-    // The syscalls alone took longer than the whole half round trip (noisy or loaded machine):
-    // nothing is left to attribute to the switch, so context_switch_ns keeps its default.
-    pp = nullptr;
   }
-  if (auto x = pp) {
-    // Half a same-CPU futex ping-pong = FUTEX_WAKE + FUTEX_WAIT syscalls (measured above) plus the
-    // scheduler path ttwu + enqueue + dequeue + schedule + pick_next_task + context_switch. The
-    // first five come from the base profile. If they already explain over 90% of what is left,
-    // the base is too slow for this machine: split the remainder in the base's proportions.
-    const double base_cs = static_cast<double>(k.context_switch_ns);
-    const double others = static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns + k.schedule_ns +
-                                               k.pick_next_task_ns);
-    const double rest = x->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns);
-    double v = rest - others;
-    std::string formula = fmt::format(
-        "futex_pingpong_same_cpu_half ({:.0f}) - futex_wake - futex_wait ({:.0f} left) - ttwu - enqueue - dequeue - "
-        "schedule - pick_next_task ({:.0f})",
-        x->value_ns, rest, others);
-    bool scaled = false;
-    if (v < 0.1 * rest && others + base_cs > 0) {
-      v = std::max(0.0, rest) * base_cs / (others + base_cs);
-      scaled = true;
-      formula += fmt::format("; under 10% of what is left, so SCALED: {:.0f} x base share {:.2f}", std::max(0.0, rest),
-                             base_cs / (others + base_cs));
-    }
-    set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
-    out.back().floored = out.back().floored || scaled;
+  // A cost measured directly by one test.
+  void direct(const char* test, const std::string& key, int64_t& field) {
+    if (auto x = get(test)) set(key, field, x->value_ns, 0, test, x->cov);
   }
-  if (auto x = get("fork_call")) set("fork_ns", k.fork_ns, x->value_ns, 0, "fork_call", x->cov);
-  if (auto x = get("fork_exit_reap")) {
+};
+
+// The idle state the wakee of a wake-up test used: the measured one, else the shallowest
+// enabled state.
+const machine::IdleState* wakee_state(const machine::Machine& m, const Measurement& lat) {
+  const machine::IdleState* st = lat.idle_state.empty() ? nullptr : m.idle_state(lat.idle_state);
+  if (!st)
+    for (auto& s : m.idle_states)
+      if (!s.disabled) return &s;
+  return st;
+}
+
+void apply_syscalls(CostSetter& cs) {
+  auto& k = cs.m.costs;
+  cs.direct("futex_wake_nowaiter", "futex_wake_ns", k.futex_wake_ns);
+  cs.direct("futex_wait_eagain", "futex_wait_ns", k.futex_wait_ns);
+  cs.direct("pipe_write_1b", "pipe_write_ns", k.pipe_write_ns);
+  cs.direct("pipe_read_1b", "pipe_read_ns", k.pipe_read_ns);
+  cs.direct("unix_send_100b", "unix_send_ns", k.unix_send_ns);
+  cs.direct("unix_recv_100b", "unix_recv_ns", k.unix_recv_ns);
+}
+
+void apply_context_switch(CostSetter& cs) {
+  auto& k = cs.m.costs;
+  auto x = cs.get("futex_pingpong_same_cpu_half");
+  // The syscalls alone took longer than the whole half round trip (noisy or loaded machine):
+  // nothing is left to attribute to the switch, so context_switch_ns keeps its default.
+  if (!x || x->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns) <= 0) return;
+  // Half a same-CPU futex ping-pong = FUTEX_WAKE + FUTEX_WAIT syscalls (measured above) plus the
+  // scheduler path ttwu + enqueue + dequeue + schedule + pick_next_task + context_switch. The
+  // first five come from the base profile. If they already explain over 90% of what is left,
+  // the base is too slow for this machine: split the remainder in the base's proportions.
+  const double base_cs = static_cast<double>(k.context_switch_ns);
+  const double others = static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns + k.schedule_ns +
+                                             k.pick_next_task_ns);
+  const double rest = x->value_ns - static_cast<double>(k.futex_wake_ns + k.futex_wait_ns);
+  double v = rest - others;
+  std::string formula = fmt::format(
+      "futex_pingpong_same_cpu_half ({:.0f}) - futex_wake - futex_wait ({:.0f} left) - ttwu - enqueue - dequeue - "
+      "schedule - pick_next_task ({:.0f})",
+      x->value_ns, rest, others);
+  bool scaled = false;
+  if (v < 0.1 * rest && others + base_cs > 0) {
+    v = std::max(0.0, rest) * base_cs / (others + base_cs);
+    scaled = true;
+    formula += fmt::format("; under 10% of what is left, so SCALED: {:.0f} x base share {:.2f}", std::max(0.0, rest),
+                           base_cs / (others + base_cs));
+  }
+  cs.set("context_switch_ns", k.context_switch_ns, v, 0, formula, x->cov);
+  cs.out.back().floored = cs.out.back().floored || scaled;
+}
+
+void apply_fork_exit(CostSetter& cs) {
+  auto& k = cs.m.costs;
+  cs.direct("fork_call", "fork_ns", k.fork_ns);
+  if (auto x = cs.get("fork_exit_reap")) {
     // The parent blocks in waitpid, the child runs and exits, the parent is woken: two passes
     // through the scheduler (schedule + pick_next_task + context_switch) plus a local wakeup.
     double sched = 2.0 * static_cast<double>(k.schedule_ns + k.pick_next_task_ns + k.context_switch_ns) +
                    static_cast<double>(k.ttwu_ns + k.enqueue_ns + k.dequeue_ns);
-    set("exit_ns", k.exit_ns, x->value_ns - sched, 0.1 * x->value_ns,
-        fmt::format("fork_exit_reap ({:.0f}) - 2 x (schedule + pick_next_task + context_switch) - ttwu - enqueue - "
-                    "dequeue ({:.0f}); floor 10%",
-                    x->value_ns, sched),
-        x->cov);
+    cs.set("exit_ns", k.exit_ns, x->value_ns - sched, 0.1 * x->value_ns,
+           fmt::format("fork_exit_reap ({:.0f}) - 2 x (schedule + pick_next_task + context_switch) - ttwu - enqueue - "
+                       "dequeue ({:.0f}); floor 10%",
+                       x->value_ns, sched),
+           x->cov);
   }
+}
 
+void apply_remote_reads(CostSetter& cs) {
+  auto& k = cs.m.costs;
   const std::pair<const char*, int64_t*> reads[] = {{"smt", &k.remote_read_smt_ns},
                                                      {"llc", &k.remote_read_llc_ns},
                                                      {"other_llc", &k.remote_read_other_llc_ns},
                                                      {"other_socket", &k.remote_read_other_socket_ns}};
-  for (auto& [cls, field] : reads)
-    if (auto x = get(std::string("cacheline_") + cls))
-      set(std::string("remote_read_") + cls + "_ns", *field, x->value_ns, 0, std::string("cacheline_") + cls, x->cov);
+  for (auto& [cls, field] : reads) cs.direct((std::string("cacheline_") + cls).c_str(), std::string("remote_read_") + cls + "_ns", *field);
+}
 
-  // Wake-up latency -> IPI latency (non-polling idle) or polling_wake_ns (polling idle).
+// Wake-up latency -> IPI latency (non-polling idle) or polling_wake_ns (polling idle).
+void apply_wake_latencies(CostSetter& cs) {
+  auto& k = cs.m.costs;
   const std::pair<const char*, int64_t*> ipis[] = {{"llc", &k.ipi_latency_llc_ns},
                                                     {"other_llc", &k.ipi_latency_other_llc_ns},
                                                     {"other_socket", &k.ipi_latency_other_socket_ns}};
   bool polling_done = false;
   for (auto& [cls, field] : ipis) {
-    const Measurement* lat = get(std::string("wake_latency_") + cls);
+    const Measurement* lat = cs.get(std::string("wake_latency_") + cls);
     std::string used = std::string("wake_latency_") + cls;
     if (!lat && std::string(cls) == "llc") {  // SMT-only machines: the sibling class stands in
-      lat = get("wake_latency_smt");
+      lat = cs.get("wake_latency_smt");
       used = "wake_latency_smt";
     }
     if (!lat || lat->idle_state == kWakeeNotIdle) continue;
-    const Measurement* w = get("wake_syscall_" + used.substr(13));
+    const Measurement* w = cs.get("wake_syscall_" + used.substr(13));
     double waker = w ? w->value_ns : 0;
-    // Which idle state the wakee used: the measured one, else the shallowest enabled state.
-    const machine::IdleState* st = lat->idle_state.empty() ? nullptr : m.idle_state(lat->idle_state);
-    if (!st)
-      for (auto& s : m.idle_states)
-        if (!s.disabled) {
-          st = &s;
-          break;
-        }
-    bool polling = (st && st->polling) || m.tunables.idle_poll;
+    const machine::IdleState* st = wakee_state(cs.m, *lat);
+    bool polling = (st && st->polling) || cs.m.tunables.idle_poll;
     double wake_cost = st ? static_cast<double>(st->wake_cost_ns) : 0;
     double common = waker + static_cast<double>(k.schedule_ns + k.pick_next_task_ns + k.context_switch_ns) + wake_cost;
     if (polling) {
       if (polling_done) continue;
       polling_done = true;
-      set("polling_wake_ns", k.polling_wake_ns, lat->value_ns - common, 0.1 * lat->value_ns,
-          fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - schedule - pick_next_task - context_switch - "
-                      "wake_cost of {} (polling idle: no IPI); floor 10%",
-                      used, lat->value_ns, waker, st ? st->name : "?"),
-          lat->cov);
+      cs.set("polling_wake_ns", k.polling_wake_ns, lat->value_ns - common, 0.1 * lat->value_ns,
+             fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - schedule - pick_next_task - context_switch - "
+                         "wake_cost of {} (polling idle: no IPI); floor 10%",
+                         used, lat->value_ns, waker, st ? st->name : "?"),
+             lat->cov);
     } else {
       double v = lat->value_ns - common - static_cast<double>(k.ipi_entry_ns + k.irq_exit_ns);
-      set(std::string("ipi_latency_") + cls + "_ns", *field, v, 0.1 * lat->value_ns,
-          fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - ipi_entry - irq_exit - schedule - pick_next_task - "
-                      "context_switch - wake_cost of {} (non-polling idle: IPI); floor 10%",
-                      used, lat->value_ns, waker, st ? st->name : "?"),
-          lat->cov);
+      cs.set(std::string("ipi_latency_") + cls + "_ns", *field, v, 0.1 * lat->value_ns,
+             fmt::format("{} ({:.0f}) - waker FUTEX_WAKE ({:.0f}) - ipi_entry - irq_exit - schedule - pick_next_task - "
+                         "context_switch - wake_cost of {} (non-polling idle: IPI); floor 10%",
+                         used, lat->value_ns, waker, st ? st->name : "?"),
+             lat->cov);
     }
   }
+}
 
-  // Background activity and the tick as a running task loses it.
+// Background activity and the tick as a running task loses it; the per-run factor
+// (docs/variance.md S1): the spread of the single-CPU loops between rounds is what changes from
+// one run to the next but not within one; and a run starts at a random phase of the tick (S4).
+void apply_background_and_noise(CostSetter& cs) {
+  auto& m = cs.m;
+  const auto& r = cs.r;
   if (r.have_background) {
     m.background = r.background.activities;
     if (r.background.tick_gaps >= 10 && r.background.tick_ns > 0)
-      set("tick_ns", k.tick_ns, r.background.tick_ns, 0,
-          fmt::format("median of {} tick gaps of the gap scan (phase-locked at 1/HZ; lognormal sigma {:.2f}): "
-                      "interrupt entry, the tick, the timer re-arm and exit as a spinning task loses them",
-                      r.background.tick_gaps, r.background.tick_sigma),
-          r.background.tick_sigma);
+      cs.set("tick_ns", m.costs.tick_ns, r.background.tick_ns, 0,
+             fmt::format("median of {} tick gaps of the gap scan (phase-locked at 1/HZ; lognormal sigma {:.2f}): "
+                         "interrupt entry, the tick, the timer re-arm and exit as a spinning task loses them",
+                         r.background.tick_gaps, r.background.tick_sigma),
+             r.background.tick_sigma);
   }
-
-  // The per-run factor (docs/variance.md S1): the spread of the single-CPU loops between rounds
-  // is what changes from one run to the next but not within one; and a run starts at a random
-  // phase of the tick (S4).
   if (r.rounds >= 5 && r.round_spread > 0) {
     double sigma = std::round(r.round_spread * 1000) / 1000;  // for small spreads CoV = sigma
     m.noise.run_sigma = sigma;
@@ -1029,95 +1130,136 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
     u.fvalue = sigma;
     u.formula = fmt::format("between-round spread of the single-CPU loops over {} rounds (median robust CoV)",
                             r.rounds);
-    out.push_back(u);
+    cs.out.push_back(u);
   }
   m.noise.tick_phase = true;
+}
 
-  // switch_mm: two processes pay it on every switch, two threads never.
-  if (auto pr = get("pipe_rtt_same_cpu_process"), th = get("pipe_rtt_same_cpu"); pr && th) {
+// switch_mm: two processes pay it on every switch, two threads never.
+void apply_switch_mm(CostSetter& cs) {
+  if (auto pr = cs.get("pipe_rtt_same_cpu_process"), th = cs.get("pipe_rtt_same_cpu"); pr && th) {
     double v = (pr->value_ns - th->value_ns) / 2;
     if (v > 0)
-      set("switch_mm_ns", k.switch_mm_ns, v, 0,
-          fmt::format("(pipe_rtt_same_cpu_process ({:.0f}) - pipe_rtt_same_cpu ({:.0f})) / 2: two switches per round "
-                      "trip, each to another mm",
-                      pr->value_ns, th->value_ns),
-          pr->cov);
+      cs.set("switch_mm_ns", cs.m.costs.switch_mm_ns, v, 0,
+             fmt::format("(pipe_rtt_same_cpu_process ({:.0f}) - pipe_rtt_same_cpu ({:.0f})) / 2: two switches per "
+                         "round trip, each to another mm",
+                         pr->value_ns, th->value_ns),
+             pr->cov);
   }
+}
 
-  // The waker's side of a wakeup IPI, and on a guest the distributions behind it.
-  const Measurement *lat = get("wake_latency_llc"), *wk = get("wake_syscall_llc");
+// The wake-up test behind the waker's side of a wakeup IPI (the llc class, else smt).
+struct WakeIpi {
+  const Measurement *lat = nullptr, *wk = nullptr, *nowaiter = nullptr;
+  const machine::IdleState* st = nullptr;
   std::string cls = "llc";
-  if (!lat) lat = get("wake_latency_smt"), wk = get("wake_syscall_smt"), cls = "smt";
-  if (lat && lat->idle_state == kWakeeNotIdle) lat = nullptr;
-  const Measurement* nowaiter = get("futex_wake_nowaiter");
-  const machine::IdleState* st = lat && !lat->idle_state.empty() ? m.idle_state(lat->idle_state) : nullptr;
-  if (lat && !st)
-    for (auto& s : m.idle_states)
-      if (!s.disabled) {
-        st = &s;
-        break;
-      }
-  const bool halted = lat && wk && nowaiter && !(st && st->polling) && !m.tunables.idle_poll;
-  if (halted) {
-    double v = wk->value_ns - nowaiter->value_ns - static_cast<double>(k.ttwu_ns);
-    if (v > 0)
-      set("ipi_send_ns", k.ipi_send_ns, v, 0,
-          fmt::format("wake_syscall_{} ({:.0f}) - futex_wake_nowaiter ({:.0f}) - ttwu: the rest of a FUTEX_WAKE that "
-                      "wakes a thread on a halted CPU is the IPI send",
-                      cls, wk->value_ns, nowaiter->value_ns),
-          wk->cov);
-  }
+  bool halted = false;  // the wakee halted (not polling): the FUTEX_WAKE sent an IPI
+};
+
+WakeIpi wake_ipi(const CostSetter& cs) {
+  WakeIpi w;
+  w.lat = cs.get("wake_latency_llc");
+  w.wk = cs.get("wake_syscall_llc");
+  if (!w.lat) w.lat = cs.get("wake_latency_smt"), w.wk = cs.get("wake_syscall_smt"), w.cls = "smt";
+  if (w.lat && w.lat->idle_state == kWakeeNotIdle) w.lat = nullptr;
+  w.nowaiter = cs.get("futex_wake_nowaiter");
+  w.st = w.lat ? wakee_state(cs.m, *w.lat) : nullptr;
+  w.halted = w.lat && w.wk && w.nowaiter && !(w.st && w.st->polling) && !cs.m.tunables.idle_poll;
+  return w;
+}
+
+void apply_ipi_send(CostSetter& cs, const WakeIpi& w) {
+  if (!w.halted) return;
+  double v = w.wk->value_ns - w.nowaiter->value_ns - static_cast<double>(cs.m.costs.ttwu_ns);
+  if (v > 0)
+    cs.set("ipi_send_ns", cs.m.costs.ipi_send_ns, v, 0,
+           fmt::format("wake_syscall_{} ({:.0f}) - futex_wake_nowaiter ({:.0f}) - ttwu: the rest of a FUTEX_WAKE that "
+                       "wakes a thread on a halted CPU is the IPI send",
+                       w.cls, w.wk->value_ns, w.nowaiter->value_ns),
+           w.wk->cov);
+}
+
+// Sets guest.<key> (a Recorded value of [guest]) and records the update.
+void set_guest(CostSetter& cs, const char* key, machine::Recorded& field, double value, const std::string& formula,
+               double cov) {
+  if (!std::isfinite(value) || value < 0) return;
+  field = machine::Recorded{value, "schedlab host calibrate: " + formula};
+  CostUpdate u;
+  u.key = std::string("guest.") + key;
+  u.value = std::llround(value);
+  u.fvalue = value;
+  u.formula = formula;
+  u.cov = cov;
+  cs.out.push_back(u);
+}
+
+std::vector<double> shifted(const std::vector<double>& a, const std::vector<double>* b, double minus) {
+  std::vector<double> v;
+  for (size_t i = 0; i < a.size(); ++i) v.push_back(a[i] - (b && i < b->size() ? (*b)[i] : 0) - minus);
+  return v;
+}
+
+double round3(double x) { return std::round(x * 1000) / 1000; }
+
+// On a guest: the distributions of the IPI send and of the halted vCPU's wake-up, per wake-up.
+void apply_guest_halted_wake(CostSetter& cs, const WakeIpi& w) {
+  if (!w.halted || w.lat->events.empty() || w.wk->events.size() != w.lat->events.size()) return;
+  const auto& k = cs.m.costs;
+  auto& g = cs.m.guest;
+  double guest_side = static_cast<double>(k.ipi_entry_ns + k.schedule_ns + k.pick_next_task_ns +
+                                          k.context_switch_ns + (w.st ? w.st->wake_cost_ns : 0));
+  auto send = shifted(w.wk->events, nullptr, w.nowaiter->value_ns + static_cast<double>(k.ttwu_ns));
+  auto deliver = shifted(w.lat->events, &w.wk->events, guest_side);
+  auto ds = distribution(send), dd = distribution(deliver);
+  set_guest(cs, "ipi_send_ns", g.ipi_send_ns, std::round(ds.p50),
+            fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu) (p10 {:.0f}, p90 "
+                        "{:.0f} ns)",
+                        ds.n, w.cls, ds.p10, ds.p90),
+            w.wk->cov);
+  set_guest(cs, "ipi_send_sigma", g.ipi_send_sigma, round3(ds.sigma),
+            "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", w.wk->cov);
+  set_guest(cs, "halted_wake_ns", g.halted_wake_ns, std::round(dd.p50),
+            fmt::format("median over {} wake-ups of (wake_latency_{} - wake_syscall_{}) - ipi_entry - schedule - "
+                        "pick_next_task - context_switch - wake_cost (p10 {:.0f}, p90 {:.0f}, p99 {:.0f} ns)",
+                        dd.n, w.cls, w.cls, dd.p10, dd.p90, dd.p99),
+            w.lat->cov);
+  set_guest(cs, "halted_wake_sigma", g.halted_wake_sigma, round3(dd.sigma),
+            "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", w.lat->cov);
+}
+
+// On a guest: an IPI to a running vCPU, from membarrier with and without one.
+void apply_guest_running_ipi(CostSetter& cs, const std::string& cls) {
+  const Measurement *ipi = cs.get("membarrier_ipi_" + cls), *noipi = cs.get("membarrier_noipi_" + cls);
+  if (!ipi || !noipi || ipi->events.empty()) return;
+  auto rt = shifted(ipi->events, nullptr, noipi->median_ns);
+  auto d = distribution(rt);
+  set_guest(cs, "running_ipi_ns", cs.m.guest.running_ipi_ns, std::round(d.p50),
+            fmt::format("median over {} calls of membarrier_ipi_{} - median membarrier_noipi_{} ({:.0f}) (p10 {:.0f}, "
+                        "p90 {:.0f} ns)",
+                        d.n, cls, cls, noipi->median_ns, d.p10, d.p90),
+            ipi->cov);
+  set_guest(cs, "running_ipi_sigma", cs.m.guest.running_ipi_sigma, round3(d.sigma),
+            "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", ipi->cov);
+}
+
+}  // namespace
+
+std::vector<CostUpdate> apply_calibration(machine::Machine& m, const CalibrationResult& r) {
+  std::vector<CostUpdate> out;
+  CostSetter cs{m, r, out};
+  apply_syscalls(cs);
+  apply_context_switch(cs);
+  apply_fork_exit(cs);
+  apply_remote_reads(cs);
+  apply_wake_latencies(cs);
+  apply_background_and_noise(cs);
+  apply_switch_mm(cs);
+  // The waker's side of a wakeup IPI, and on a guest the distributions behind it.
+  const WakeIpi w = wake_ipi(cs);
+  apply_ipi_send(cs, w);
   if (m.guest.present) {
-    auto setg = [&](const char* key, machine::Recorded& field, double value, const std::string& formula, double cov) {
-      if (!std::isfinite(value) || value < 0) return;
-      field = machine::Recorded{value, "schedlab host calibrate: " + formula};
-      CostUpdate u;
-      u.key = std::string("guest.") + key;
-      u.value = std::llround(value);
-      u.fvalue = value;
-      u.formula = formula;
-      u.cov = cov;
-      out.push_back(u);
-    };
-    auto shifted = [](const std::vector<double>& a, const std::vector<double>* b, double minus) {
-      std::vector<double> v;
-      for (size_t i = 0; i < a.size(); ++i) v.push_back(a[i] - (b && i < b->size() ? (*b)[i] : 0) - minus);
-      return v;
-    };
-    auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
-    if (halted && !lat->events.empty() && wk->events.size() == lat->events.size()) {
-      double guest_side = static_cast<double>(k.ipi_entry_ns + k.schedule_ns + k.pick_next_task_ns +
-                                              k.context_switch_ns + (st ? st->wake_cost_ns : 0));
-      auto send = shifted(wk->events, nullptr, nowaiter->value_ns + static_cast<double>(k.ttwu_ns));
-      auto deliver = shifted(lat->events, &wk->events, guest_side);
-      auto ds = distribution(send), dd = distribution(deliver);
-      setg("ipi_send_ns", m.guest.ipi_send_ns, std::round(ds.p50),
-           fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu) (p10 {:.0f}, p90 "
-                       "{:.0f} ns)",
-                       ds.n, cls, ds.p10, ds.p90),
-           wk->cov);
-      setg("ipi_send_sigma", m.guest.ipi_send_sigma, round3(ds.sigma),
-           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", wk->cov);
-      setg("halted_wake_ns", m.guest.halted_wake_ns, std::round(dd.p50),
-           fmt::format("median over {} wake-ups of (wake_latency_{} - wake_syscall_{}) - ipi_entry - schedule - "
-                       "pick_next_task - context_switch - wake_cost (p10 {:.0f}, p90 {:.0f}, p99 {:.0f} ns)",
-                       dd.n, cls, cls, dd.p10, dd.p90, dd.p99),
-           lat->cov);
-      setg("halted_wake_sigma", m.guest.halted_wake_sigma, round3(dd.sigma),
-           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", lat->cov);
-    }
-    const Measurement *ipi = get("membarrier_ipi_" + cls), *noipi = get("membarrier_noipi_" + cls);
-    if (ipi && noipi && !ipi->events.empty()) {
-      auto rt = shifted(ipi->events, nullptr, noipi->median_ns);
-      auto d = distribution(rt);
-      setg("running_ipi_ns", m.guest.running_ipi_ns, std::round(d.p50),
-           fmt::format("median over {} calls of membarrier_ipi_{} - median membarrier_noipi_{} ({:.0f}) (p10 {:.0f}, "
-                       "p90 {:.0f} ns)",
-                       d.n, cls, cls, noipi->median_ns, d.p10, d.p90),
-           ipi->cov);
-      setg("running_ipi_sigma", m.guest.running_ipi_sigma, round3(d.sigma),
-           "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", ipi->cov);
-    }
+    apply_guest_halted_wake(cs, w);
+    apply_guest_running_ipi(cs, w.cls);
   }
   return out;
 }

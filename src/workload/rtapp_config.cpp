@@ -213,6 +213,72 @@ class Reader {
     fail(v.line, key, fmt::format("invalid policy '{}' (rt-app knows SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO, SCHED_DEADLINE)", s));
   }
 
+  // "calibration": ns per loop, or the CPU rt-app calibrates on.
+  void global_calibration(const Value& v, const std::string& key) {
+    Global& gl = cfg_.global;
+    if (v.is(Type::Int)) {
+      gl.ns_per_loop = integer(v, key, 0, 1000000);
+    } else {
+      const std::string& s = string(v, key);
+      int cpu = -1;
+      if (s.rfind("CPU", 0) != 0 || s.size() == 3 ||
+          s.find_first_not_of("0123456789", 3) != std::string::npos || s.size() > 9)
+        fail(v.line, key, fmt::format("'{}' is neither \"CPU<n>\" nor an integer (ns per loop)", s));
+      cpu = std::stoi(s.substr(3));
+      if (cpu >= nr_cpus_)
+        warn(v.line, key, fmt::format("CPU{} is beyond the machine ({} CPUs); rt-app calibrates where it runs", cpu, nr_cpus_));
+      gl.calib_cpu = cpu < nr_cpus_ ? cpu : 0;
+    }
+  }
+
+  // "log_size": a buffer of N MiB, 0 or "disable" (no logs), "file" / "auto" (log files).
+  void global_log_size(const Value& v, const std::string& key) {
+    Global& gl = cfg_.global;
+    if (v.is(Type::Int)) {
+      int64_t mb = integer(v, key, INT32_MIN, 2047);
+      if (mb > 0) {
+        gl.log = LogMode::Buffer;
+        gl.log_buffer_bytes = mb << 20;
+      } else if (mb == 0) {
+        gl.log = LogMode::Disabled;
+      }
+    } else {
+      const std::string& s = string(v, key);
+      if (s == "disable") {
+        gl.log = LogMode::Disabled;
+      } else if (s == "file" || s == "auto") {
+        gl.log = LogMode::File;
+      } else {
+        gl.log = LogMode::Disabled;
+        warn(v.line, key, fmt::format("'{}' is not \"disable\", \"file\" or \"auto\" (rt-app compares them in lower case): logs disabled, as rt-app leaves them", s));
+      }
+    }
+  }
+
+  // "ftrace": true/false or a list of categories; the model writes no trace_marker events.
+  void global_ftrace(const Value& v, const std::string& key) {
+    bool on = false;
+    if (v.is(Type::Bool)) {
+      on = v.b;
+    } else {
+      std::string s = string(v, key);
+      size_t pos = 0;
+      while (pos <= s.size()) {
+        size_t c = s.find(',', pos);
+        std::string cat = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        std::string lc = cat;
+        for (auto& ch : lc) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (lc == "main" || lc == "task" || lc == "loop" || lc == "event" || lc == "stats") on = true;
+        else if (lc == "none") on = false;
+        else if (!cat.empty()) fail(v.line, key, fmt::format("invalid ftrace category '{}' (main, task, loop, event, stats, none)", cat));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+    }
+    if (on)
+      warn(v.line, key, "rt-app's trace_marker events are not written; schedlab --trace records the scheduler's events");
+  }
+
   void parse_global(const Value* g) {
     Global& gl = cfg_.global;
     if (!g) {  // rt-app's defaults without a global object: no logs at all
@@ -236,39 +302,9 @@ class Reader {
         gl.default_policy = policy(v, key);
       } else if (k == "calibration") {
         calibration = true;
-        if (v.is(Type::Int)) {
-          gl.ns_per_loop = integer(v, key, 0, 1000000);
-        } else {
-          const std::string& s = string(v, key);
-          int cpu = -1;
-          if (s.rfind("CPU", 0) != 0 || s.size() == 3 ||
-              s.find_first_not_of("0123456789", 3) != std::string::npos || s.size() > 9)
-            fail(v.line, key, fmt::format("'{}' is neither \"CPU<n>\" nor an integer (ns per loop)", s));
-          cpu = std::stoi(s.substr(3));
-          if (cpu >= nr_cpus_)
-            warn(v.line, key, fmt::format("CPU{} is beyond the machine ({} CPUs); rt-app calibrates where it runs", cpu, nr_cpus_));
-          gl.calib_cpu = cpu < nr_cpus_ ? cpu : 0;
-        }
+        global_calibration(v, key);
       } else if (k == "log_size") {
-        if (v.is(Type::Int)) {
-          int64_t mb = integer(v, key, INT32_MIN, 2047);
-          if (mb > 0) {
-            gl.log = LogMode::Buffer;
-            gl.log_buffer_bytes = mb << 20;
-          } else if (mb == 0) {
-            gl.log = LogMode::Disabled;
-          }
-        } else {
-          const std::string& s = string(v, key);
-          if (s == "disable") {
-            gl.log = LogMode::Disabled;
-          } else if (s == "file" || s == "auto") {
-            gl.log = LogMode::File;
-          } else {
-            gl.log = LogMode::Disabled;
-            warn(v.line, key, fmt::format("'{}' is not \"disable\", \"file\" or \"auto\" (rt-app compares them in lower case): logs disabled, as rt-app leaves them", s));
-          }
-        }
+        global_log_size(v, key);
       } else if (k == "logdir") {
         if (v.is(Type::Null))
           fail(v.line, key, "null (rt-app then logs on stdout) is not supported: give a directory");
@@ -276,26 +312,7 @@ class Reader {
       } else if (k == "log_basename") {
         gl.log_basename = string(v, key);
       } else if (k == "ftrace") {
-        bool on = false;
-        if (v.is(Type::Bool)) {
-          on = v.b;
-        } else {
-          std::string s = string(v, key);
-          size_t pos = 0;
-          while (pos <= s.size()) {
-            size_t c = s.find(',', pos);
-            std::string cat = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-            std::string lc = cat;
-            for (auto& ch : lc) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            if (lc == "main" || lc == "task" || lc == "loop" || lc == "event" || lc == "stats") on = true;
-            else if (lc == "none") on = false;
-            else if (!cat.empty()) fail(v.line, key, fmt::format("invalid ftrace category '{}' (main, task, loop, event, stats, none)", cat));
-            if (c == std::string::npos) break;
-            pos = c + 1;
-          }
-        }
-        if (on)
-          warn(v.line, key, "rt-app's trace_marker events are not written; schedlab --trace records the scheduler's events");
+        global_ftrace(v, key);
       } else if (k == "gnuplot") {
         if (boolean(v, key)) warn(v.line, key, "gnuplot scripts are not written (the logs are)");
       } else if (k == "lock_pages") {
@@ -439,6 +456,39 @@ class Reader {
     return string(*r, key + "." + member);
   }
 
+  // A "timer" event (its object's keys checked): its period, mode and timer, one per thread for
+  // a name starting with "unique".
+  void timer_event(Event& e, const Value& v, const std::string& key, Task& t) {
+    e.ref = ref_of(v, key, "ref");
+    const Value* p = v.find("period");
+    e.us = p ? integer(*p, key + ".period", 0, INT32_MAX) : 0;
+    if (e.us == 0) warn(v.line, key, "period 0: the timer never sleeps");
+    bool absolute = false;
+    if (const Value* m = v.find("mode")) {
+      const std::string& ms = string(*m, key + ".mode");
+      absolute = ms.rfind("absolute", 0) == 0;
+      if (!absolute && ms != "relative")
+        warn(m->line, key + ".mode", fmt::format("'{}' is not \"absolute\": relative, as rt-app reads it", ms));
+    }
+    Resource* r;
+    if (e.ref.rfind("unique", 0) == 0) {  // one timer per thread
+      e.unique = true;
+      auto it = std::find_if(t.local_timers.begin(), t.local_timers.end(),
+                             [&](const Resource& x) { return x.name == e.ref; });
+      if (it == t.local_timers.end()) {
+        t.local_timers.push_back(Resource{ResKind::Timer, e.ref, e.line});
+        it = t.local_timers.end() - 1;
+      }
+      e.res = static_cast<int>(it - t.local_timers.begin());
+      r = &*it;
+    } else {
+      e.res = resource(ResKind::Timer, e.ref, e.line);
+      r = &cfg_.resources[static_cast<size_t>(e.res)];
+    }
+    if (absolute) r->relative = false;
+    t.has_timer = true;
+  }
+
   Event event(Ev type, const std::string& k, const Value& v, const std::string& key, Task& t) {
     Event e;
     e.type = type;
@@ -494,34 +544,7 @@ class Reader {
         break;
       case Ev::Timer: {
         obj({"ref", "period", "mode"});
-        e.ref = ref_of(v, key, "ref");
-        const Value* p = v.find("period");
-        e.us = p ? integer(*p, key + ".period", 0, INT32_MAX) : 0;
-        if (e.us == 0) warn(v.line, key, "period 0: the timer never sleeps");
-        bool absolute = false;
-        if (const Value* m = v.find("mode")) {
-          const std::string& ms = string(*m, key + ".mode");
-          absolute = ms.rfind("absolute", 0) == 0;
-          if (!absolute && ms != "relative")
-            warn(m->line, key + ".mode", fmt::format("'{}' is not \"absolute\": relative, as rt-app reads it", ms));
-        }
-        Resource* r;
-        if (e.ref.rfind("unique", 0) == 0) {  // one timer per thread
-          e.unique = true;
-          auto it = std::find_if(t.local_timers.begin(), t.local_timers.end(),
-                                 [&](const Resource& x) { return x.name == e.ref; });
-          if (it == t.local_timers.end()) {
-            t.local_timers.push_back(Resource{ResKind::Timer, e.ref, e.line});
-            it = t.local_timers.end() - 1;
-          }
-          e.res = static_cast<int>(it - t.local_timers.begin());
-          r = &*it;
-        } else {
-          e.res = resource(ResKind::Timer, e.ref, e.line);
-          r = &cfg_.resources[static_cast<size_t>(e.res)];
-        }
-        if (absolute) r->relative = false;
-        t.has_timer = true;
+        timer_event(e, v, key, t);
         break;
       }
       case Ev::Suspend:  // waits on the condition named after the task (the value is ignored)
