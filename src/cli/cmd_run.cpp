@@ -2,7 +2,9 @@
 //              [--json FILE] [--trace FILE] [--html FILE] [--schedstat FILE] -- <benchmark command line>
 #include <fmt/core.h>
 
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
@@ -20,9 +22,41 @@ struct RunArgs {
   std::optional<std::string> trace;
   std::optional<std::string> html;
   std::optional<std::string> schedstat;
+  std::optional<std::string> max_memory;
+  std::optional<std::string> output, format;  // -o FILE, --format
+  std::optional<std::string> text;            // -o FILE.txt / .md: the benchmark's text and the summary
   std::vector<std::string> positional;
 };
 }  // namespace
+
+// -o FILE: its format from --format, else from the extension; it becomes --json, --html or the
+// text file. '-' is standard output (text unless --format says otherwise). Throws UsageError.
+void resolve_output(RunArgs& a) {
+  if (a.format && !a.output) throw UsageError("--format: says the format of -o FILE; give -o too");
+  if (!a.output) return;
+  std::string f;
+  if (a.format) {
+    f = *a.format;
+  } else if (*a.output == "-") {
+    f = "txt";
+  } else {
+    std::string ext = std::filesystem::path(*a.output).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext.empty() || ext == ".")
+      throw UsageError(fmt::format("-o '{}': no extension to tell the format (.json, .html, .txt, .md; or give --format)",
+                                   *a.output));
+    f = ext.substr(1);
+  }
+  if (f == "md") f = "txt";
+  std::optional<std::string>* target = f == "json" ? &a.json : f == "html" ? &a.html : f == "txt" ? &a.text : nullptr;
+  if (!target)
+    throw UsageError(a.format ? fmt::format("--format: unknown format '{}' (json, html, txt)", f)
+                              : fmt::format("-o '{}': unknown extension '.{}' (.json, .html, .txt, .md; or give --format)",
+                                            *a.output, f));
+  if (*target) throw UsageError(fmt::format("-o and --{}: both name the {} output; give one", f, f));
+  if (f == "html" && *a.output == "-") throw UsageError("-o -: the html report is written to a file, not standard output");
+  *target = *a.output;
+}
 
 void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
@@ -33,6 +67,12 @@ void register_run(CLI::App& app) {
       "random seed (same seed, same output)")
       ->type_name("N")
       ->default_str("1");
+  add_optional(cmd, "-o,--output", args->output,
+               "write the result to FILE in the format of its extension: .json (as --json), .html (as --html), "
+               ".txt or .md (the benchmark's text and the summary, instead of stdout); '-': stdout")
+      ->type_name("FILE");
+  add_optional(cmd, "--format", args->format, "the format of -o: json, html or txt (default: -o's extension)")
+      ->type_name("FORMAT");
   add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout, which then carries the JSON alone; the benchmark text goes to stderr)")
       ->type_name("FILE");
   add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)")
@@ -46,12 +86,24 @@ void register_run(CLI::App& app) {
   cmd->add_option("--trace-window", args->spec.trace_window,
                   "only trace START,END of the run (e.g. 0.5s,0.6s; default the whole run)")
       ->type_name("START,END");
+  add_optional(cmd, "--max-memory", args->max_memory,
+               "refuse a run whose memory estimate (its tasks, events and per-CPU state, made before it "
+               "starts) exceeds SIZE (512M, 4G; default: MemAvailable of /proc/meminfo)")
+      ->type_name("SIZE");
   cmd->add_flag("--check", args->spec.check,
                 "check the model's invariants after every event; measure wasted idle time");
   cmd->add_option("command", args->positional, "benchmark command line, after --");
   cmd->callback(deferred([args] {
     args->spec.command = benchmark_command(args->positional);
+    resolve_output(*args);
     machine::Machine m = finish_model_options(args->spec, args->idle_disable);
+    if (args->max_memory) {
+      args->spec.memory_limit_bytes = parse_size("--max-memory", *args->max_memory);
+      args->spec.memory_limit_source = "--max-memory";
+    } else {
+      args->spec.memory_limit_bytes = experiment::mem_available_bytes();
+      args->spec.memory_limit_source = "MemAvailable in /proc/meminfo";
+    }
     // Every output is checked before the simulation starts: --json, --trace and the files the
     // benchmark writes (rt-app's logs) whose names are known now.
     std::vector<io::OutputPath> outs;
@@ -59,6 +111,8 @@ void register_run(CLI::App& app) {
     if (args->trace) outs.push_back({"--trace", *args->trace, false});
     if (args->html) outs.push_back({"--html", *args->html, false});
     if (args->schedstat) outs.push_back({"--schedstat", *args->schedstat, true});
+    if (args->text && *args->text != "-") outs.push_back({"-o", *args->text, false});
+    const size_t own_outputs = outs.size();  // schedlab's; then the benchmark's known files
     for (const auto& p : workload::parse_workload(args->spec.command, m.topo.nr_cpus())->output_paths())
       outs.push_back({"rt-app log", p, false});
     io::check_output_paths(outs);
@@ -82,13 +136,16 @@ void register_run(CLI::App& app) {
     if (args->schedstat) schedstat = experiment::schedstat_file(r);
     for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
     std::fflush(stderr);
-    fmt::print(text_to, "{}", r.report);
-    fmt::print(text_to, "{}", experiment::summary(r));
-    io::flush_stdout();
+    const bool text_file = args->text && *args->text != "-";
+    if (!text_file) {
+      fmt::print(text_to, "{}", r.report);
+      fmt::print(text_to, "{}", experiment::summary(r));
+      io::flush_stdout();
+    }
     // The benchmark's own files (rt-app's logs), then --json; each written whole (temp + rename).
     // Forked threads' logs are named only now: all are checked again before the first is written.
     if (!r.files.empty()) {
-      outs.resize((args->json ? 1 : 0) + (args->trace ? 1 : 0) + (args->html ? 1 : 0) + (args->schedstat ? 1 : 0));
+      outs.resize(own_outputs);
       for (const auto& f : r.files) outs.push_back({"rt-app log", f.path, false});
       io::check_output_paths(outs);
     }
@@ -96,6 +153,7 @@ void register_run(CLI::App& app) {
     if (args->json) io::write_file_atomic("--json", *args->json, json);
     if (args->html) io::write_file_atomic("--html", *args->html, html);
     if (args->schedstat) io::write_file_atomic("--schedstat", *args->schedstat, schedstat);
+    if (text_file) io::write_file_atomic("-o", *args->text, r.report + experiment::summary(r));
   }));
 }
 

@@ -94,6 +94,23 @@ uint64_t parse_seed(const std::string& flag, const std::string& v) {
   return seed;
 }
 
+int64_t parse_size(const std::string& flag, const std::string& v) {
+  size_t digits = v.find_first_not_of("0123456789");
+  std::string num = v.substr(0, digits), suffix = digits == std::string::npos ? "" : v.substr(digits);
+  int shift = -1;
+  const char* names[] = {"", "K", "M", "G", "T"};
+  for (int i = 0; i < 5; ++i)
+    if (suffix == names[i] || (i > 0 && suffix == std::string(names[i]) + "iB")) shift = 10 * i;
+  uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+  if (num.empty() || shift < 0 || ec != std::errc() || n == 0)
+    throw UsageError(fmt::format("{}: '{}' is not a memory size (a positive number of bytes, or with K, M, G or T: "
+                                 "512M, 4G)",
+                                 flag, v));
+  if (n > (uint64_t{1} << (62 - shift))) throw UsageError(fmt::format("{}: '{}' is too large", flag, v));
+  return static_cast<int64_t>(n << shift);
+}
+
 void require_finite(const std::string& flag, double v) {
   if (!std::isfinite(v)) throw UsageError(fmt::format("{}: '{}' is not a finite number", flag, v));
 }

@@ -34,6 +34,10 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
 // A non-negative 64-bit integer (--seed, --first-seed); throws UsageError naming `flag`.
 uint64_t parse_seed(const std::string& flag, const std::string& v);
 
+// A memory size (--max-memory): a positive integer of bytes, or with a binary suffix K, M, G, T
+// (also KiB, MiB, GiB, TiB): "512M", "4G". Throws UsageError naming `flag`.
+int64_t parse_size(const std::string& flag, const std::string& v);
+
 // A floating-point option's value is finite: NaN and the infinities are a UsageError
 // ("--budget: 'nan' is not a finite number"); CLI::Range and `v < min || v > max` let NaN through.
 void require_finite(const std::string& flag, double v);

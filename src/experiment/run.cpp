@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
@@ -145,9 +146,65 @@ std::vector<std::string> unused_change_sets(const std::vector<std::string>& sets
   return out;
 }
 
+MemoryEstimate estimate_memory(const machine::Machine& m, const workload::Workload& w) {
+  using workload::heap_bytes;
+  const int64_t cpus = m.topo.nr_cpus();
+  const workload::Footprint fp = w.footprint();
+  // The task table holds unique_ptrs and grows by doubling: up to two slots per task.
+  const int64_t per_kernel_task = heap_bytes(sizeof(kernel::Task)) + 2 * static_cast<int64_t>(sizeof(void*));
+  // A runnable task's pointer on a runqueue, and one pooled deferred event (a wakeup's IPI, a
+  // sleep's hrtimer) with its pointer in the pool.
+  const int64_t per_task = per_kernel_task + static_cast<int64_t>(sizeof(kernel::Task*)) +
+                           heap_bytes(sizeof(kernel::DeferredEvent)) + 2 * static_cast<int64_t>(sizeof(void*));
+  const int64_t levels = static_cast<int64_t>(kernel::SdLevel::NUMA) + 1;
+  const int64_t per_cpu = static_cast<int64_t>(sizeof(kernel::Rq) + sizeof(kernel::Cpu) + sizeof(kernel::CpuidleDevice) +
+                                               sizeof(kernel::MenuDevice) + sizeof(kernel::TickSched) +
+                                               sizeof(kernel::SoftirqCpu)) +
+                          heap_bytes(levels * static_cast<int64_t>(sizeof(kernel::SchedDomain))) +
+                          2 * per_kernel_task;  // the idle task and ksoftirqd
+  MemoryEstimate e;
+  e.tasks = fp.tasks;
+  e.bytes = fp.tasks * per_task + fp.bytes + cpus * per_cpu;
+  e.bytes_per_task = fp.tasks > 0 ? (fp.tasks * per_task + fp.bytes) / fp.tasks : 0;
+  return e;
+}
+
+int64_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kb = 0;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::string format_bytes(int64_t b) {
+  const double kib = 1024.0, mib = kib * 1024, gib = mib * 1024;
+  if (b >= gib) return fmt::format("{:.1f} GiB", static_cast<double>(b) / gib);
+  if (b >= mib) return fmt::format("{:.0f} MiB", static_cast<double>(b) / mib);
+  return fmt::format("{:.0f} KiB", static_cast<double>(b) / kib);
+}
+
+namespace {
+// Refuses a run whose estimate exceeds the limit, before anything (a trace file) is opened.
+void check_memory(const machine::Machine& m, const workload::Workload& w, const RunSpec& spec) {
+  if (spec.memory_limit_bytes <= 0) return;
+  MemoryEstimate e = estimate_memory(m, w);
+  if (e.bytes <= spec.memory_limit_bytes) return;
+  throw SpecError(fmt::format(
+      "'{}' needs about {} of memory ({} tasks at about {} bytes each, {} CPUs), more than the {} of {}; ask "
+      "for fewer tasks (groups, threads) or set --max-memory SIZE",
+      workload::join(spec.command), format_bytes(e.bytes), e.tasks, e.bytes_per_task, m.topo.nr_cpus(),
+      format_bytes(spec.memory_limit_bytes), spec.memory_limit_source));
+}
+}  // namespace
+
 RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   kernel::Features f = run_features(spec);
   auto w = workload::parse_workload(spec.command, m.topo.nr_cpus());
+  check_memory(m, *w, spec);
   std::unique_ptr<trace::TraceSink> file_sink;
   std::unique_ptr<trace::TeeSink> tee;
   trace::TraceSink* sink = spec.sink;

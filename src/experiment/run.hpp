@@ -43,10 +43,31 @@ struct RunSpec {
   int64_t max_simulated_ns = 0;             // > 0: stop there if the benchmark's own limit is later
                                             // (DidNotFinish; the fuzzers' short simulations)
   bool schedstat = false;                   // keep the sched domains for schedstat snapshots
+  // > 0: estimate the run's memory before it starts (estimate_memory()) and refuse, with a
+  // SpecError naming the estimate, a run that needs more; memory_limit_source says where the
+  // limit comes from ("--max-memory", "MemAvailable in /proc/meminfo").
+  int64_t memory_limit_bytes = 0;
+  std::string memory_limit_source;
   // Called every 65536 events with the benchmark's fraction done (-1: unknown), the simulated
   // time and the events so far (a progress line; see RunProgress).
   std::function<void(double, sim::Time, uint64_t)> progress;
 };
+
+// What a run will hold in memory at once, estimated before it starts from the sizes of the
+// objects it creates (sizeof, glibc's malloc chunks): per task the kernel's task_struct, its
+// slot in the task table and on a runqueue, one pooled pending event (its wakeup IPI or timer),
+// and the benchmark's own state per Workload::footprint(); per CPU the runqueue, the CPU's
+// execution state, cpuidle/menu/tick/softirq state, the idle task and ksoftirqd.
+struct MemoryEstimate {
+  int64_t bytes = 0;
+  int64_t tasks = 0;          // the benchmark's tasks (without idle tasks and kthreads)
+  int64_t bytes_per_task = 0; // kernel + benchmark, averaged over the benchmark's tasks
+};
+MemoryEstimate estimate_memory(const machine::Machine& m, const workload::Workload& w);
+// MemAvailable of /proc/meminfo in bytes; 0 when it cannot be read (no limit).
+int64_t mem_available_bytes();
+// "512 MiB", "8.0 GiB": a byte count as the memory messages print it.
+std::string format_bytes(int64_t bytes);
 
 // The progress line of `schedlab run` on stderr, as `ab` shows its runs: nothing for a run that
 // ends within 3 s of wall time; then "\rrun: 42% done, ETA 1m05s" kept up to date on a

@@ -32,6 +32,7 @@ struct Action {
     CallFunc,  // smp_call_function_single(cpu, handler of `ns`, wait)
     Exit,      // do_exit()
     Yield,     // sched_yield(): the class's yield_task(), then schedule() (task stays runnable)
+    SetAffinity,  // sched_setaffinity(0, mask) on itself: `cpu` is the mask's Api::cpumask() id
   };
   int64_t ns = 0;
   Task* target = nullptr;
@@ -63,6 +64,11 @@ struct Action {
   }
   static Action exit() { return of(Exit); }
   static Action yield() { return of(Yield); }
+  static Action set_affinity(int mask_id) {
+    Action a = of(SetAffinity);
+    a.cpu = mask_id;
+    return a;
+  }
 };
 
 // A task's program: a state machine asked for its next step whenever the previous one is done.
@@ -115,6 +121,13 @@ class Api {
   int task_cpu(const Task& t) const;
   int task_mm(const Task& t) const;
   TaskStat stat(const Task& t) const;
+  // /proc/stat's idle time of `cpu` up to now, in ns: the time it spent in idle states (a
+  // cpuidle state, the idle loop's polling), the interval it is in now included. The rest of
+  // now() is busy: task context, kernel paths, interrupts (schbench -A reads this).
+  int64_t cpu_idle_ns(int cpu) const;
+  // A CPU mask for Action::set_affinity(): its id (the same list, the same id). The list is
+  // ascending CPUs below nr_cpus() and not empty.
+  int cpumask(const std::vector<int>& cpus);
 
   // A harness timer: fn runs at simulated time t (>= now()), charged to no CPU.
   void at(Time t, std::function<void()> fn);

@@ -208,6 +208,33 @@ void do_sched_yield(Kernel& k, Rq& rq) {
   rq.yield_to_tail = false;
 }
 
+// --- sched_setaffinity() -------------------------------------------------------------------
+
+// sched_setaffinity() of the running task p on itself (__set_cpus_allowed_ptr()): the new mask
+// takes effect at once. If p's CPU is still in it, nothing moves. Otherwise affine_move_task()
+// has this CPU's stopper run migration_cpu_stop(): p is switched out (preempted, still
+// runnable), dequeued, and enqueued on the first CPU of the new mask (cpumask_any_and_distribute()
+// as its first CPU: its per-CPU rotation is not modeled), whose current task it may preempt
+// (wakeup_preempt(): a resched IPI to an idle CPU), as move_queued_task() does. The move costs
+// costs.migrate_task_ns on this CPU. Returns true when p was moved. Left out: the stopper
+// thread's own context switch (the one switch away from p stands for it).
+bool set_cpus_allowed_ptr(Kernel& k, Rq& rq, Task* p, const std::vector<bool>* mask) {
+  p->allowed = mask;
+  p->nr_cpus_allowed = static_cast<int>(std::count(mask->begin(), mask->end(), true));
+  if (p->allowed_on(rq.cpu)) return false;
+  int dest = static_cast<int>(std::find(mask->begin(), mask->end(), true) - mask->begin());
+  deactivate_task(k, rq, p);  // update_curr() and the lag, as dequeue_task() of curr does
+  int64_t c = k.cost(k.m.costs.migrate_task_ns);
+  k.cpus[rq.cpu].push_step(KernelPath::Schedule, c);
+  __schedule(k, rq, SchedMode::SM_NONE);  // p is off this runqueue: it is not picked again
+  // move_queued_task(), once p is no longer this CPU's current task.
+  set_task_cpu(k, p, dest);
+  Rq& to = k.rqs[dest];
+  activate_task(k, to, p);
+  wakeup_preempt(k, rq.cpu, to, p, c);
+  return true;
+}
+
 // --- exit ---------------------------------------------------------------------------------
 
 void do_exit(Kernel& k, Rq& rq, Task* p) {

@@ -338,6 +338,9 @@ void Cpu::continue_task() {
       case Action::Yield:
         do_sched_yield(k, rq);
         return;
+      case Action::SetAffinity:
+        if (set_cpus_allowed_ptr(k, rq, p, k.cpumask_of(a.cpu))) return;
+        continue;
     }
   }
   throw std::logic_error("task program made no progress: " + p->comm);

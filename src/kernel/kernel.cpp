@@ -124,6 +124,13 @@ const std::vector<bool>* Kernel::intern_cpumask(const std::vector<int>& list) {
   return cpumasks_.back().get();
 }
 
+int Kernel::cpumask_id(const std::vector<int>& cpus) {
+  const std::vector<bool>* m = intern_cpumask(cpus);
+  for (size_t i = 0; i < cpumasks_.size(); ++i)
+    if (cpumasks_[i].get() == m) return static_cast<int>(i);
+  throw std::logic_error("cpumask_id: interned mask not found");
+}
+
 Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const TaskOptions& o) {
   auto t = std::make_unique<Task>();
   Task* p = t.get();
@@ -283,6 +290,13 @@ TaskStat Api::stat(const Task& t) const {
   return {t.pid,          t.cpu, t.mm, t.run_delay_ns, t.nr_switches_in,
           t.state == TaskState::Dead, t.exit_time};
 }
+int64_t Api::cpu_idle_ns(int cpu) const {
+  const Cpu& c = k_.cpus[cpu];
+  int64_t ns = derived::idle_total_ns(k_.rqs[cpu].c);
+  if (c.bucket() > kNumKernelPaths) ns += (k_.now() - c.bucket_start()).count();  // in an idle state now
+  return ns;
+}
+int Api::cpumask(const std::vector<int>& cpus) { return k_.cpumask_id(cpus); }
 void Api::at(Time t, std::function<void()> fn) { k_.ev.at(t, std::move(fn)); }
 void Api::stop() { k_.stop(); }
 

@@ -174,10 +174,13 @@ class Kernel {
   double cost_factor() const { return run_factor_; }
   // The tick's phase in this run (noise.tick_phase; 0 without it).
   int64_t tick_phase_ns() const { return tick_phase_ns_; }
+  // An interned mask by its Api::cpumask() id (Action::SetAffinity).
+  const std::vector<bool>* cpumask_of(int id) const { return cpumasks_.at(static_cast<size_t>(id)).get(); }
 
  private:
   friend class Api;
   const std::vector<bool>* intern_cpumask(const std::vector<int>& cpus);
+  int cpumask_id(const std::vector<int>& cpus);
 
   Api api_{*this};
   std::vector<std::unique_ptr<Change>> changes_;

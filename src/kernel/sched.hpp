@@ -193,6 +193,7 @@ int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset)
 int64_t resched_curr(Kernel& k, int this_cpu, Rq& target, int64_t offset);
 void sched_tick(Kernel& k, Rq& rq);
 void do_sched_yield(Kernel& k, Rq& rq);
+bool set_cpus_allowed_ptr(Kernel& k, Rq& rq, Task* p, const std::vector<bool>* mask);
 void do_exit(Kernel& k, Rq& rq, Task* p);
 
 // --- fair.cpp (kernel/sched/fair.c: EEVDF and wakeup placement) ----------------------------

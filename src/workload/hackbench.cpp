@@ -178,6 +178,18 @@ void Hackbench::setup(Api& k) {
   k.wake_up(sh.main, k.task_cpu(*sh.main));
 }
 
+// The main task, and per group F receivers, F senders and F channels; the children's pointers
+// and the main task's queue of their wakeups (a power-of-two ring, so up to twice their number).
+Footprint Hackbench::footprint() const {
+  const int64_t pairs = static_cast<int64_t>(o_.groups) * o_.fds, children = 2 * pairs;
+  Footprint f;
+  f.tasks = 1 + children;
+  f.bytes = heap_bytes(sizeof(Main)) + pairs * (heap_bytes(sizeof(Receiver)) + heap_bytes(sizeof(Sender))) +
+            pairs * static_cast<int64_t>(sizeof(Channel)) + children * static_cast<int64_t>(sizeof(Task*)) +
+            2 * (children + 2) * static_cast<int64_t>(Program::queue_item_bytes());
+  return f;
+}
+
 bool Hackbench::finished() const { return st_->sh.finished; }
 
 double Hackbench::seconds() const { return (st_->sh.t1 - st_->sh.t0).seconds(); }

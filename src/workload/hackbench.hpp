@@ -22,6 +22,7 @@ class Hackbench : public Workload {
   bool finished() const override;
   std::string report() const override;
   std::vector<Metric> metrics() const override;
+  Footprint footprint() const override;
   double seconds() const;
 
  private:

@@ -177,6 +177,13 @@ class Program : public kernel::Behavior {
     Item(Kind k, Action a) : kind(k), action(a) {}
     Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
   };
+
+ public:
+  // The bytes a program's queue holds per queued step (memory estimates: hackbench's main task
+  // queues a wakeup for every child).
+  static constexpr std::size_t queue_item_bytes() { return sizeof(Item); }
+
+ private:
   std::vector<Item> inserted_;  // (first: it and the queue's indices share the object's first line)
   sim::Fifo<Item> queue_;
   std::function<void(Api&, Task&)> on_exit_;

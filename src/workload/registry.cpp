@@ -195,7 +195,7 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "warm-up timelimit/5, then timelimit seconds; prints Throughput MB/sec"},
       {"schbench",
        "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-s SLEEP_USEC] [-n OPS] [-F KB] [-L] [-C] "
-       "[-R RPS] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME] [-M CPUS|auto] [-W CPUS|auto]",
+       "[-R RPS] [-A PCT] [-w WARMUP] [-i INTERVAL] [-z ZEROTIME] [-M CPUS|auto] [-W CPUS|auto]",
        "schbench (2023+): message threads wake workers via futexes; usleep + matrix math under a "
        "per-CPU lock; prints wakeup/request latency percentiles and average rps"},
       {"netperf",

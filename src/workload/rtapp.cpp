@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "stats/stats.hpp"
+#include "util/read.hpp"
 #include "workload/program.hpp"
 
 namespace schedlab::workload {
@@ -99,6 +100,7 @@ struct Thread {
 struct Rtapp::State {
   const Config* cfg = nullptr;
   Api* k = nullptr;
+  std::vector<int> default_cpus;  // a thread's CPUs when its task has no "cpus": taskset's, or all
   int64_t ns_per_loop = 0;
   int64_t futex_wait_ns = 0, futex_wake_ns = 0, fork_ns = 0, exit_ns = 0;
   int64_t write_ns = 0, copy_ns_per_kb = 0;
@@ -156,10 +158,11 @@ namespace {
 // One rt-app thread: thread_body()'s loop over phases and their events.
 class ThreadProg : public Program {
  public:
-  ThreadProg(Rtapp::State* st, Thread* th) : st_(st), th_(th), task_(st->cfg->tasks[th->task]) {}
+  ThreadProg(Rtapp::State* st, Thread* th)
+      : st_(st), th_(th), task_(st->cfg->tasks[th->task]), cpus_(&task_.cpus) {}
 
  protected:
-  void step(Api&, Task&) override {
+  void step(Api& k, Task&) override {
     switch (state_) {
       case State::Start:
         start();
@@ -171,6 +174,7 @@ class ThreadProg : public Program {
           state_ = State::Done;
           return;
         }
+        set_affinity(k);
         push([this](Api& k, Task&) {
           t_start_ = k.now();
           ld_ = LogData{};
@@ -201,6 +205,15 @@ class ThreadProg : public Program {
     int64_t slack = 0;
     int missed = 0;
   };
+
+  // set_thread_affinity() as each phase starts: sched_setaffinity() when the phase's cpus differ
+  // from the thread's current ones (the kernel moves the thread if its CPU leaves the mask).
+  void set_affinity(Api& k) {
+    const std::vector<int>& want = task_.phases[phase_].cpus;
+    if (want == *cpus_) return;
+    cpus_ = &want;
+    push(Action::set_affinity(k.cpumask(want.empty() ? st_->default_cpus : want)));
+  }
 
   const rtapp::Sched& sched() const { return task_.sched; }
   int64_t slack_ns() const { return sched().policy == Policy::Fifo ? 0 : kTimerSlackNs; }
@@ -561,6 +574,7 @@ class ThreadProg : public Program {
   State state_ = State::Start;
   size_t phase_ = 0;
   int64_t phase_loop_ = 0;
+  const std::vector<int>* cpus_;  // the affinity now: the thread's from its creation, then a phase's
   int64_t thread_loop_ = 0;
   size_t ev_ = 0;
   sim::Time t_start_;
@@ -659,6 +673,9 @@ void Rtapp::setup(kernel::Api& k) {
   auto& s = *st_;
   s.cfg = &cfg_;
   s.k = &k;
+  s.default_cpus = affinity();
+  if (s.default_cpus.empty())
+    for (int c = 0; c < k.nr_cpus(); ++c) s.default_cpus.push_back(c);
   const auto& c = k.machine().costs;
   s.futex_wait_ns = c.futex_wait_ns;
   s.futex_wake_ns = c.futex_wake_ns;
@@ -836,6 +853,16 @@ std::string Rtapp::report() const {
 
 // --- parsing ------------------------------------------------------------------------------
 
+// The initial threads (forked ones come later): each a Thread and its program. The log rows
+// that grow with the run's length are not counted.
+Footprint Rtapp::footprint() const {
+  const int64_t threads = cfg_.initial_threads();
+  Footprint f;
+  f.tasks = threads;
+  f.bytes = threads * (heap_bytes(sizeof(Thread)) + heap_bytes(sizeof(ThreadProg)) + 2 * static_cast<int64_t>(sizeof(void*)));
+  return f;
+}
+
 rtapp::Config parse_rtapp(const std::string& text, const std::string& file_name, int nr_cpus, int64_t duration_s) {
   return rtapp::parse_config(text, file_name, nr_cpus, duration_s);
 }
@@ -873,9 +900,13 @@ std::unique_ptr<Workload> parse_rtapp_command(const std::vector<std::string>& ar
   std::error_code ec;
   if (!in || std::filesystem::is_directory(file, ec))
     throw WorkloadError(fmt::format("rt-app: cannot read '{}'", file));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  rtapp::Config cfg = parse_rtapp(ss.str(), file, nr_cpus, duration_s);
+  // /dev/zero or a mistyped multi-GB file: one clear error at the cap, not bad_alloc.
+  auto text = util::read_capped(in);
+  if (in.bad()) throw WorkloadError(fmt::format("rt-app: cannot read '{}'", file));
+  if (!text)
+    throw WorkloadError(fmt::format("rt-app: '{}' is larger than {}, the limit for a use case file", file,
+                                    util::kMaxInputText));
+  rtapp::Config cfg = parse_rtapp(*text, file, nr_cpus, duration_s);
   if (log_level)
     cfg.warnings.push_back("rt-app -l: rt-app's log level is not modeled; the report shows its notice lines");
   if (!std::filesystem::is_directory(cfg.global.logdir, ec))

@@ -41,6 +41,7 @@ class Rtapp : public Workload {
   std::vector<OutputFile> output_files() const override;
   std::vector<std::string> output_paths() const override;
   std::vector<std::string> warnings() const override;
+  Footprint footprint() const override;
   const rtapp::Config& config() const { return cfg_; }
 
   // One log row (rt-app's timing_point_t), values as rt-app prints them (usec).

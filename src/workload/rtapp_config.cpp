@@ -662,28 +662,21 @@ class Reader {
     }
 
     // The attributes when the first phase starts are the thread's from its creation; the model
-    // cannot change a running thread's policy or affinity (no sched_setattr/sched_setaffinity
-    // on a running task), so every later phase must keep them.
+    // cannot change a running thread's policy (no sched_setattr on a running task), so every
+    // later phase must keep it. Its affinity may change: each phase starts with
+    // sched_setaffinity() to its cpus when they differ from the current ones (set_thread_affinity()).
     auto eff_cpus = [&](const PhaseAttrs& a) { return a.cpus ? *a.cpus : task_cpus; };
     t.sched = apply(attrs[0].sched, thread_sched, attrs[0].sched.key);
     t.cpus = eff_cpus(attrs[0]);
+    for (size_t i = 0; i < attrs.size(); ++i) t.phases[i].cpus = eff_cpus(attrs[i]);
     for (size_t i = 1; i < attrs.size(); ++i) {  // (phase 0 again on the next loop: no change)
       const PhaseAttrs& a = attrs[i];
       const Phase& ph = t.phases[i];
       Sched n = apply(a.sched, t.sched, a.sched.key);
       if (n != t.sched)
         fail(a.sched.line, a.sched.key, fmt::format("changes the thread's scheduling from {} priority {} to {} priority {} at phase '{}': the model cannot change a running thread's policy (no sched_setattr()); give every phase the same", policy_name(t.sched.policy), t.sched.prio, policy_name(n.policy), n.prio, ph.name));
-      if (eff_cpus(a) != t.cpus)
-        fail(a.cpus ? a.cpus_line : ph.line, a.cpus ? path + ".phases." + ph.name + ".cpus" : path + ".phases." + ph.name, fmt::format("the thread's affinity would change from {} to {} at phase '{}': the model cannot move a running thread (no sched_setaffinity()); give every phase the same cpus", describe_cpus(t.cpus), describe_cpus(eff_cpus(a)), ph.name));
     }
     cfg_.tasks.push_back(std::move(t));
-  }
-
-  static std::string describe_cpus(const std::vector<int>& c) {
-    if (c.empty()) return "the default set";
-    std::string s = "[";
-    for (size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
-    return s + "]";
   }
 
   void resolve_fork(Event& e) {

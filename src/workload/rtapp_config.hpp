@@ -60,6 +60,8 @@ struct Phase {
   int line = 0;
   int64_t loop = 1;    // <= 0: forever (rt-app's phase_loop never reaches it)
   std::vector<Event> events;
+  std::vector<int> cpus;  // the thread's affinity in this phase ("cpus" of the phase, else the
+                          // thread's; ascending; empty = the default set)
 };
 
 struct Task {

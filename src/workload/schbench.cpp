@@ -73,6 +73,8 @@ constexpr double kMatmulNsPerIteration = 1.5;
 constexpr int64_t kLockSpinStepNs = 1000;
 // RPS mode: a worker with more than this many pending requests is skipped for 100 us.
 constexpr size_t kMaxPending = 128;
+// USER_HZ: the unit of /proc/stat's times (sysconf(_SC_CLK_TCK), 100 on Linux whatever HZ is).
+constexpr uint64_t kUserHz = 100;
 
 struct Stats {
   SchbenchHist wakeup, request, rps;
@@ -101,6 +103,7 @@ struct Shared {
   std::vector<bool> lock_held;  // per-CPU locks
   int64_t futex_wake_ns = 0, futex_wait_ns = 0, math_ns = 0;
   int64_t loop_count = 0;       // requests completed since the start (never reset)
+  int rps_per_msg = 0;          // schbench's requests_per_sec after its division by -m (-A changes it)
   bool stopping = false, finished = false;
 };
 
@@ -263,7 +266,7 @@ class WorkerProg : public FutexProgram {
 
 class MsgProg : public FutexProgram {
  public:
-  MsgProg(MsgThread* m, Shared* sh, int rps_share) : m_(m), sh_(sh), rps_share_(rps_share) {}
+  MsgProg(MsgThread* m, Shared* sh) : m_(m), sh_(sh) {}
 
  protected:
   void step(Api& k, Task& self) override {
@@ -310,7 +313,8 @@ class MsgProg : public FutexProgram {
       second_start_ = k.now();
       in_second_ = true;
     }
-    if (sent_ < rps_share_) {
+    const int rps_share = sh_->rps_per_msg;  // read each request, as the loop's bound is
+    if (sent_ < rps_share) {
       Worker* w = m_->workers[next_ % m_->workers.size()];
       ++next_;
       ++sent_;
@@ -327,7 +331,7 @@ class MsgProg : public FutexProgram {
           then(Action::wake(w->task, false));
         }
       });
-      if (sent_ % kBatch == 0) push(Action::sleep(1000000000LL / rps_share_ * kBatch));
+      if (sent_ % kBatch == 0) push(Action::sleep(1000000000LL / rps_share * kBatch));
       return;
     }
     sent_ = 0;
@@ -338,7 +342,6 @@ class MsgProg : public FutexProgram {
 
   MsgThread* m_;
   Shared* sh_;
-  int rps_share_;
   bool waiting_ = false;
   int sent_ = 0;
   bool in_second_ = false;
@@ -376,11 +379,13 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       {'L', "no-locking", false},     {'C', "calibrate", false},  {'R', "rps", true},
       {'w', "warmuptime", true},      {'i', "intervaltime", true}, {'z', "zerotime", true},
       {'M', "message-cpus", true},    {'W', "worker-cpus", true},
+      {'A', "auto-rps", true},
       // Recognised but not modeled.
-      {'p', "pipe", true},            {'A', "auto-rps", true},    {0, "split", true},
+      {'p', "pipe", true},            {0, "split", true},
       {'j', "json", true},            {'J', "jobname", true},
   };
   SchbenchOptions o;
+  bool warmup_given = false;  // -w wins over -A's warmuptime = 0 whatever the order (found_warmuptime)
   for (const auto& po : getopt("schbench", args, specs, nullptr)) {
     auto num = [&](long long lo, long long hi) {
       return static_cast<int>(parse_count(po.flag, po.value, lo, hi));
@@ -395,7 +400,15 @@ SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int
       case 'L': o.no_locking = true; break;
       case 'C': o.calibrate = true; break;
       case 'R': o.rps = num(0, 100000000); break;
-      case 'w': o.warmuptime = num(0, 1000000); break;
+      case 'w':
+        o.warmuptime = num(0, 1000000);
+        warmup_given = true;
+        break;
+      case 'A':  // atoi(): a percentage of busy CPU time
+        o.auto_rps = num(0, 100);
+        if (!warmup_given) o.warmuptime = 0;
+        if (o.rps == 0) o.rps = 10;
+        break;
       case 'i': o.intervaltime = num(0, 1000000); break;
       case 'z': o.zerotime = num(0, 1000000); break;
       case 'M':
@@ -446,6 +459,10 @@ struct Schbench::State {
   std::string out;          // what schbench has printed so far (stderr)
   bool warmup_done = false;
   int zero_time = 0, last_calc = 0, last_rps_calc = 0;
+  // -A: /proc/stat's summary line at the last read (USER_HZ ticks; total 0: not read yet), and
+  // whether the target was reached (from then on RPS samples count).
+  uint64_t stat_total = 0, stat_idle = 0;
+  bool auto_rps_target_hit = false;
   int64_t last_loop_count = 0;
 };
 
@@ -460,7 +477,7 @@ void Schbench::setup(Api& k) {
   sh.futex_wake_ns = k.machine().costs.futex_wake_ns;
   sh.futex_wait_ns = k.machine().costs.futex_wait_ns;
   sh.math_ns = math_ns(o_.footprint_kb, o_.operations);
-  int rps_share = o_.rps / o_.message_threads;
+  sh.rps_per_msg = o_.rps / o_.message_threads;
   kernel::TaskOptions to;
   to.fork_cpu = 0;
   for (int m = 0; m < o_.message_threads; ++m) {
@@ -471,7 +488,7 @@ void Schbench::setup(Api& k) {
       to.cpus = {cpu};
       st_->out += fmt::format("Pinning to message thread index {} cpu {}\n", m, cpu);
     }
-    mt->task = k.create_task("schbench-msg", std::make_unique<MsgProg>(mt.get(), &sh, rps_share), to);
+    mt->task = k.create_task("schbench-msg", std::make_unique<MsgProg>(mt.get(), &sh), to);
     to.mm = k.task_mm(*mt->task);  // every schbench thread lives in one process
     for (int t = 0; t < o_.threads; ++t) {
       auto w = std::make_unique<Worker>();
@@ -512,7 +529,7 @@ void Schbench::main_tick(Api& k, int s) {
     double rps = dt > 0 ? static_cast<double>(sh.loop_count - st.last_loop_count) / dt : 0;
     st.last_loop_count = sh.loop_count;
     st.last_rps_calc = s;
-    sh.stats.rps.add(static_cast<uint64_t>(rps));
+    if (o_.auto_rps == 0 || st.auto_rps_target_hit) sh.stats.rps.add(static_cast<uint64_t>(rps));
     if (s - st.last_calc >= o_.intervaltime) {
       st.last_calc = s;
       print_block(st.out, sh.stats.wakeup, "Wakeup Latencies", "usec", s, kPlistForLat, kStar99);
@@ -525,11 +542,93 @@ void Schbench::main_tick(Api& k, int s) {
     st.zero_time = s;
     reset();
   }
+  if (o_.auto_rps > 0) auto_scale_rps(k);
   if (done) {
     sh.stopping = true;
     sh.finished = true;
     k.stop();
   }
+}
+
+// -m message threads, each with -t workers: their state and programs, the pointers to them.
+Footprint Schbench::footprint() const {
+  const int64_t msgs = o_.message_threads, workers = msgs * o_.threads;
+  Footprint f;
+  f.tasks = msgs + workers;
+  f.bytes = msgs * (heap_bytes(sizeof(MsgThread)) + heap_bytes(sizeof(MsgProg)) + 2 * static_cast<int64_t>(sizeof(void*))) +
+            workers * (heap_bytes(sizeof(Worker)) + heap_bytes(sizeof(WorkerProg)) + 3 * static_cast<int64_t>(sizeof(void*)));
+  return f;
+}
+
+// read_busy(): /proc/stat's "cpu" line as the kernel prints it: each column the sum over CPUs in
+// ns, converted to USER_HZ ticks (nsec_to_clock_t()); the model has two columns, idle and the
+// rest (user + system + irq as one). The busy percentage since the last read, in float as
+// schbench computes it; the first read only records (0).
+float Schbench::read_busy(Api& k) {
+  auto& st = *st_;
+  uint64_t idle_ns = 0, total_ns = 0;
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    idle_ns += static_cast<uint64_t>(k.cpu_idle_ns(c));
+    total_ns += static_cast<uint64_t>(k.now().count());
+  }
+  const uint64_t ns_per_tick = 1000000000ULL / kUserHz;
+  uint64_t idle = idle_ns / ns_per_tick, total = idle + (total_ns - idle_ns) / ns_per_tick;
+  if (st.stat_total == 0) {
+    st.stat_total = total;
+    st.stat_idle = idle;
+    return 0.0f;
+  }
+  uint64_t delta = total - st.stat_total, delta_idle = idle - st.stat_idle;
+  st.stat_total = total;
+  st.stat_idle = idle;
+  return static_cast<float>(100.00 - (static_cast<float>(delta_idle) / static_cast<float>(delta)) * 100.00);
+}
+
+// auto_scale_rps(), once a second after the first: the RPS goal (per message thread) times
+// target/busy, the step clamped to [0.3, 3] and damped near the target (1/8 of the way within
+// 20 % above or 10 % below, 1/4 within 50 % / 20 %); within 5 % of the target (or on it) the
+// target counts as hit, once: the RPS histogram starts over then.
+void Schbench::auto_scale_rps(Api& k) {
+  auto& st = *st_;
+  auto& sh = st.sh;
+  const bool first_run = st.stat_total == 0;
+  float busy = read_busy(k);
+  if (first_run) return;
+  const int goal = o_.auto_rps;
+  auto hit = [&] {
+    if (st.auto_rps_target_hit) return;
+    st.auto_rps_target_hit = true;
+    sh.stats.rps.reset();
+  };
+  float target = static_cast<float>(sh.rps_per_msg);
+  if (busy < static_cast<float>(goal)) {
+    float delta = static_cast<float>(goal) / busy;  // busy 0: +inf, clamped to 3
+    if (delta > 3) {
+      delta = 3;
+    } else if (delta < 1.2) {
+      delta = 1 + (delta - 1) / 8;
+      if (delta < 1.05) hit();
+    } else if (delta < 1.5) {
+      delta = 1 + (delta - 1) / 4;
+    }
+    target = std::ceil(static_cast<float>(sh.rps_per_msg) * delta);
+    if (target >= static_cast<float>(1ULL << 31)) target = static_cast<float>(sh.rps_per_msg);
+  } else if (busy > static_cast<float>(goal)) {
+    float delta = static_cast<float>(goal) / busy;
+    if (delta < 0.3) {
+      delta = 0.3f;  // (C: a double 0.3 stored in the float)
+    } else if (delta > .9) {
+      delta += (1 - delta) / 8;
+      if (delta > .95) hit();
+    } else if (delta > .8) {
+      delta += (1 - delta) / 4;
+    }
+    target = std::floor(static_cast<float>(sh.rps_per_msg) * delta);
+    if (target <= 0) target = 0;
+  } else {
+    hit();
+  }
+  sh.rps_per_msg = static_cast<int>(target);
 }
 
 bool Schbench::finished() const { return st_->sh.finished; }
@@ -545,7 +644,10 @@ std::string Schbench::report() const {
   print_block(out, sh.stats.wakeup, "Wakeup Latencies", "usec", o_.runtime, kPlistForLat, kStar99);
   print_block(out, sh.stats.request, "Request Latencies", "usec", o_.runtime, kPlistForLat, kStar99);
   print_block(out, sh.stats.rps, "RPS", "requests", o_.runtime, kPlistForRps, kStar50);
-  out += fmt::format("average rps: {:.2f}\n", average_rps());
+  if (o_.auto_rps == 0)
+    out += fmt::format("average rps: {:.2f}\n", average_rps());
+  else
+    out += fmt::format("final rps goal was {}\n", sh.rps_per_msg * o_.message_threads);
   // /proc/<tid>/schedstat: run delay / timeslices, averaged over each kind of thread.
   auto delay = [this](const auto& v) {
     double sum = 0;

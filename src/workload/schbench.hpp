@@ -54,6 +54,10 @@ struct SchbenchOptions {
   // "auto" (either flag): message thread i on CPU i, workers on every CPU (see parse).
   std::vector<int> message_cpus, worker_cpus;
   bool auto_pin = false;
+  // -A PCT (--auto-rps): grow (or shrink) the RPS each second until the system's CPU
+  // utilization (/proc/stat's "cpu" line) reaches PCT; 0: off. It sets -w 0 unless -w is given,
+  // and -R 10 if no -R came before it.
+  int auto_rps = 0;
 };
 
 SchbenchOptions parse_schbench_options(const std::vector<std::string>& args, int nr_cpus);
@@ -67,6 +71,7 @@ class Schbench : public Workload {
   std::string report() const override;
   std::vector<Metric> metrics() const override;
   sim::Time time_limit() const override;
+  Footprint footprint() const override;
   const SchbenchOptions& options() const { return o_; }
   // Simulated time of one request's matrix work (all -n operations), in ns.
   static int64_t math_ns(int footprint_kb, int operations);
@@ -75,6 +80,8 @@ class Schbench : public Workload {
 
  private:
   void main_tick(kernel::Api& k, int s);
+  float read_busy(kernel::Api& k);
+  void auto_scale_rps(kernel::Api& k);
   struct State;
   SchbenchOptions o_;
   std::unique_ptr<State> st_;

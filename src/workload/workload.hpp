@@ -16,6 +16,22 @@ class WorkloadError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Bytes a heap allocation of `n` bytes takes with glibc's malloc: a chunk is the request plus its
+// 8-byte size header, rounded up to MALLOC_ALIGNMENT (16), and at least MINSIZE (32).
+inline int64_t heap_bytes(int64_t n) {
+  constexpr int64_t kHeader = 8, kAlign = 16, kMinChunk = 32;
+  int64_t chunk = (n + kHeader + kAlign - 1) / kAlign * kAlign;
+  return chunk < kMinChunk ? kMinChunk : chunk;
+}
+
+// What a benchmark holds while it runs, for the estimate `schedlab run` makes before it starts
+// (experiment::estimate_memory()): its largest number of tasks at once, and the bytes of its own
+// state (the tasks' programs, channels, queues, pointers), each counted with sizeof.
+struct Footprint {
+  int64_t tasks = 0;
+  int64_t bytes = 0;
+};
+
 struct Metric {
   std::string name;   // e.g. "time", "usecs_per_op", "throughput"
   std::string unit;   // e.g. "s", "us/op", "MB/s"
@@ -52,6 +68,8 @@ class Workload {
   virtual std::vector<std::string> output_paths() const { return {}; }
   // Lines for stderr: input accepted without meaning in the model, what the run left undone.
   virtual std::vector<std::string> warnings() const { return {}; }
+  // Its tasks and state (above); a benchmark that does not say counts as none.
+  virtual Footprint footprint() const { return {}; }
   // CPUs the benchmark's tasks may run on (`taskset -c LIST <benchmark>`); empty = all.
   const std::vector<int>& affinity() const { return affinity_; }
   void set_affinity(std::vector<int> cpus) { affinity_ = std::move(cpus); }

@@ -567,7 +567,6 @@ TEST(RtappGrammar, ErrorsNameFileLineAndKey) {
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1,\n\"priority\": 20 } } }", "t.json:3: tasks.t.priority", "nice 20"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1,\n\"cpus\": [2] } } }", "t.json:3: tasks.t.cpus", "invalid cpu 2"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1,\n\"cpus\": [] } } }", "t.json:3: tasks.t.cpus", "empty"},
-      {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"phases\": { \"a\": { \"run\": 1 },\n\"b\": { \"run\": 1,\n\"cpus\": [1] } } } } }", "t.json:4: tasks.t.phases.b.cpus", "affinity would change"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"phases\": { \"a\": { \"run\": 1 },\n\"b\": { \"run\": 1,\n\"priority\": 5 } } } } }", "t.json:4: tasks.t.phases.b.priority", "cannot change a running thread's policy"},
       {"{\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1,\n\"taskgroup\": \"/tg\" } } }", "t.json:3: tasks.t.taskgroup", "not modeled"},
       {"{\n\"global\": {\n\"pi_enabled\": true },\n\"tasks\": { \"t\": { \"loop\": 1, \"run\": 1 } } }", "t.json:3: global.pi_enabled", "not modeled"},
@@ -583,6 +582,18 @@ TEST(RtappGrammar, ErrorsNameFileLineAndKey) {
     EXPECT_EQ(e.rfind(c.want, 0), 0u) << "want prefix " << c.want << "\ngot: " << e << "\nfor: " << c.json;
     EXPECT_NE(e.find(c.fragment), std::string::npos) << "want " << c.fragment << "\ngot: " << e;
   }
+}
+
+// A phase's "cpus" is its affinity (the thread's "cpus" otherwise): the thread moves at the
+// phase's start (set_thread_affinity()).
+TEST(RtappGrammar, EachPhaseCarriesItsAffinity) {
+  auto cfg = workload::parse_rtapp(R"({ "tasks": { "t": { "loop": 1, "cpus": [0],
+      "phases": { "a": { "run": 1 }, "b": { "run": 1, "cpus": [1] }, "c": { "run": 1 } } } } })", "t.json", 2);
+  const auto& t = cfg.tasks[0];
+  EXPECT_EQ(t.cpus, (std::vector<int>{0}));  // at creation: the first phase's
+  EXPECT_EQ(t.phases[0].cpus, (std::vector<int>{0}));
+  EXPECT_EQ(t.phases[1].cpus, (std::vector<int>{1}));
+  EXPECT_EQ(t.phases[2].cpus, (std::vector<int>{0}));  // back to the thread's
 }
 
 TEST(RtappGrammar, RepeatedEventsRunInOrderAndEventKeysArePrefixes) {
