@@ -206,6 +206,49 @@ AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt) {
   return s;
 }
 
+namespace {
+// Enough seeds: double the runs per side (capped at o.max_runs) while the gain's interval is
+// wider than the band; seeds first_seed + runs .. are added, the runs so far kept. Stops early
+// when both sides are the same run at every seed (not exercised: more seeds tell nothing).
+void add_seeds(AbSpec& spec, AbResult& r, std::vector<report::Metric>& metrics, size_t m, CaseOutcome& o,
+               const std::function<void(int, int)>& progress) {
+  for (;;) {
+    std::tie(o.gain_low, o.gain_high) = gain_interval(metrics[m].sets[0].values, metrics[m].sets[1].values,
+                                                      o.higher_is_better);
+    if (interval_narrower(o.gain_low, o.gain_high, o.band_width) || spec.runs >= o.max_runs) return;
+    bool same = true;
+    for (size_t i = 0; i < r.base.size() && same; ++i) same = same_run(r.base[i], r.test[i]);
+    if (same) return;
+    AbSpec more = spec;
+    more.first_seed = spec.first_seed + static_cast<uint64_t>(spec.runs);
+    more.runs = std::min(2 * spec.runs, o.max_runs) - spec.runs;
+    const int have = spec.runs;
+    AbResult extra = run_ab(more, progress ? std::function<void(int, int)>([&](int done, int total) {
+      progress(have + done, have + total);
+    }) : nullptr);
+    for (auto& x : extra.base) r.base.push_back(std::move(x));
+    for (auto& x : extra.test) r.test.push_back(std::move(x));
+    spec.runs += more.runs;
+    metrics = ab_metrics(spec, r);
+  }
+}
+// The changes on in one side only whose counters are all zero on that side in every run.
+void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) {
+  const kernel::Features fa = parse_features(spec.base_features, "base_features");
+  const kernel::Features fb = parse_features(spec.test_features, "test_features");
+  for (const kernel::ChangeType* t : kernel::change_types()) {
+    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
+    if (on_base == on_test || t->info.counters.empty()) continue;
+    ++o.changes_with_counters;
+    bool acted = false;
+    for (const RunResult& run : on_test ? r.test : r.base)
+      for (const auto& cc : t->info.counters)
+        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
+    if (!acted) o.silent_changes.push_back(t->info.name);
+  }
+}
+}  // namespace
+
 CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
                            const std::function<void(int, int)>& progress) {
   CaseOutcome o;
@@ -237,26 +280,9 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
                                      c.model.metric, c.model.command_line, join(names)));
   }
   o.higher_is_better = it->dir == report::Direction::HigherIsBetter;
-  // Enough seeds: double the runs per side (capped) while the gain's interval is wider than the
-  // band; seeds first_seed + runs .. are added, the runs so far kept.
-  for (;;) {
-    std::tie(o.gain_low, o.gain_high) = gain_interval(it->sets[0].values, it->sets[1].values, o.higher_is_better);
-    if (interval_narrower(o.gain_low, o.gain_high, o.band_width) || spec.runs >= o.max_runs) break;
-    bool same = true;  // sides identical: not exercised, more seeds would not tell anything
-    for (size_t i = 0; i < r.base.size() && same; ++i) same = same_run(r.base[i], r.test[i]);
-    if (same) break;
-    AbSpec more = spec;
-    more.first_seed = spec.first_seed + static_cast<uint64_t>(spec.runs);
-    more.runs = std::min(2 * spec.runs, o.max_runs) - spec.runs;
-    AbResult extra = run_ab(more, progress ? std::function<void(int, int)>([&](int done, int total) {
-      progress(spec.runs + done, spec.runs + total);
-    }) : nullptr);
-    for (auto& x : extra.base) r.base.push_back(std::move(x));
-    for (auto& x : extra.test) r.test.push_back(std::move(x));
-    spec.runs += more.runs;
-    metrics = ab_metrics(spec, r);
-    it = find_metric(metrics);
-  }
+  const size_t metric_index = static_cast<size_t>(it - metrics.begin());
+  add_seeds(spec, r, metrics, metric_index, o, progress);
+  it = metrics.begin() + static_cast<std::ptrdiff_t>(metric_index);
   o.seeds_converged = interval_narrower(o.gain_low, o.gain_high, o.band_width);
   o.bc_base = stats::bimodality_coefficient(it->sets[0].values);
   o.bc_test = stats::bimodality_coefficient(it->sets[1].values);
@@ -283,18 +309,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.identical_sides = true;
   for (size_t i = 0; i < r.base.size() && o.identical_sides; ++i)
     o.identical_sides = same_run(r.base[i], r.test[i]);
-  const kernel::Features fa = parse_features(spec.base_features, "base_features");
-  const kernel::Features fb = parse_features(spec.test_features, "test_features");
-  for (const kernel::ChangeType* t : kernel::change_types()) {
-    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
-    if (on_base == on_test || t->info.counters.empty()) continue;
-    ++o.changes_with_counters;
-    bool acted = false;
-    for (const RunResult& run : on_test ? r.test : r.base)
-      for (const auto& cc : t->info.counters)
-        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
-    if (!acted) o.silent_changes.push_back(t->info.name);
-  }
+  find_silent_changes(spec, r, o);
   o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
   o.direction_only = c.band.direction_only(c.published.gain());
   double sim = 0;
