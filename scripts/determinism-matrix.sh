@@ -19,6 +19,10 @@
 # trace formats, --idle-disable and idle=poll. Each case runs in its own directory (DIR/ID.d,
 # compared too: rt-app writes its logs there). JOBS defaults to the number of CPUs; the outputs
 # do not depend on it.
+#
+# SCHEDLAB_MATRIX_EXTRA: arguments added to every `schedlab run` (before the case's own), e.g.
+# SCHEDLAB_MATRIX_EXTRA=--cold to check that a binary with a new default keeps the old output
+# behind a flag (record with the old binary, check with the new one and the flag).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,7 +102,7 @@ run_one() {
   local rc=0
   mkdir -p "$dir/$id.d"
   # shellcheck disable=SC2086  # the arguments are space-separated by construction
-  (cd "$dir/$id.d" && "$bin" run $pre --json "$dir/$id.json" -- $post) \
+  (cd "$dir/$id.d" && "$bin" run ${SCHEDLAB_MATRIX_EXTRA:-} $pre --json "$dir/$id.json" -- $post) \
     >"$dir/$id.out" 2>"$dir/$id.err" || rc=$?
   echo "$rc" >"$dir/$id.rc"
 }

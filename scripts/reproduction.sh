@@ -2,7 +2,7 @@
 # Regenerates docs/reproduction.md from `schedlab reproduce --format markdown` (every case of
 # published/, each with its own runs per side). Extra arguments go to `schedlab reproduce`
 # (e.g. `--runs 2`, or case names for a partial table written elsewhere with OUT=...).
-# Takes about 10-15 minutes on 2 cores; progress goes to stderr.
+# Takes about 10-15 minutes on 2 cores (more where cases need more seeds); progress goes to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SCHEDLAB=${SCHEDLAB:-$root/build/schedlab}
@@ -51,6 +51,14 @@ How to read the table:
   the gain moves by more than the band's tolerance (the ratio of the two gains beyond the band's
   factor; for "none", the two changes more than its percent apart). JSON: \`simulated_s\` per case
   always, \`convergence\` (\`command_2x\`, \`gain_2x\`, \`converged\`) with the option.
+- **Enough seeds**: each case starts at its own runs per side and doubles them (up to 24,
+  \`--max-runs\`) while the gain's 95 % bootstrap interval (ratio of means, 2000 resamples,
+  bootstrap seed 1) is wider than the band; the model column shows that interval. A case still
+  wider at the cap is *not converged*: its seeds cannot call it. A side whose values look
+  bimodal (Sarle's bimodality coefficient above 5/9; a heavy one-sided tail also counts) is
+  flagged after the result.
+- Every machine starts warm, as one that has been up and idle (docs/model.md, "The machine at
+  t = 0"); \`--cold\` would start it as just booted.
 - The model is a v6.6-v6.11-like kernel (EEVDF); threads measured on older kernels (CFS, 2021-22)
   are compared through the feature that differs only.
 

@@ -1,4 +1,4 @@
-// schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--convergence] [--format text|markdown|json]
+// schedlab reproduce [--list] [CASE...] [--runs N] [--jobs J] [--max-runs N] [--convergence] [--cold] [--format text|markdown|json]
 //                    [--catalogue DIR] [--html FILE]
 // Runs the published-results catalogue (published/*.toml) on the model and says, per case,
 // whether the model lands in the band the case set before it was run.
@@ -23,6 +23,8 @@ struct ReproduceArgs {
   int runs = 0;
   int jobs = 0;
   bool convergence = false;
+  bool cold = false;
+  int max_runs = 24;
   std::string format = "text";
   std::string dir;
   std::optional<std::string> html;
@@ -45,6 +47,14 @@ void register_reproduce(CLI::App& app) {
   cmd->add_flag("--convergence", a->convergence,
                 "also run each case at twice its length and mark it not converged when the gain moves by "
                 "more than the band's tolerance (doubles the run time)");
+  cmd->add_option("--max-runs", a->max_runs,
+                  "cap on runs per side: from --runs (or the case's own) the runs double while the gain's 95 % "
+                  "bootstrap interval is wider than the band (--max-runs equal to --runs: no growth)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+  cmd->add_flag("--cold", a->cold,
+                "start every machine as just booted instead of as one that has been up and idle (see `run --cold`)");
   cmd->add_option("--format", a->format, "text, markdown or json")->capture_default_str();
   cmd->add_option("--catalogue", a->dir, "catalogue directory (default: the source tree's published/, or "
                                          "$SCHEDLAB_PUBLISHED)");
@@ -77,6 +87,8 @@ void register_reproduce(CLI::App& app) {
     experiment::ReproduceOptions opt;
     opt.runs = a->runs;
     opt.convergence = a->convergence;
+    opt.cold = a->cold;
+    opt.max_runs = a->max_runs;
     opt.jobs = a->jobs > 0 ? a->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const bool tty = isatty(2);
     std::vector<experiment::CaseOutcome> outcomes;

@@ -140,6 +140,9 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<s
                   "change.NAME.KEY=VALUE (repeatable; keys: `schedlab machines --params`)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  cmd->add_flag("--cold", spec.cold,
+                "start the machine as just booted (balance timestamps in phase, SIS_UTIL's nr_idle_scan 0, "
+                "no governor history, ticks running) instead of as one that has been up and idle");
 }
 
 machine::Machine finish_model_options(experiment::RunSpec& spec, const std::optional<std::string>& idle_disable) {

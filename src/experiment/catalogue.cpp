@@ -343,7 +343,8 @@ void check_model_needs(Reader& rd, const CaseModel& mo, const machine::Machine& 
 void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
                  const std::vector<PlannedFeature>& planned, Case& c) {
   TableReader t(rd, rd.table(root, "model"), "model",
-                {"command", "metric", "base_features", "test_features", "runs", "scaling", "lacks"},
+                {"command", "metric", "base_features", "test_features", "runs", "scaling", "lacks",
+                 "simulated_s", "published_length"},
                 {"sets", "idle_disable", "base_sets", "test_sets", "base_idle_disable", "test_idle_disable",
                  "needs"});
   auto& mo = c.model;
@@ -355,6 +356,10 @@ void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
   mo.test_features = t.str("test_features", false);
   mo.scaling = t.str("scaling");
   mo.lacks = t.str("lacks");
+  mo.simulated_s = t.num("simulated_s");
+  if (!(mo.simulated_s > 0) || !std::isfinite(mo.simulated_s))
+    rd.fail_where("model.simulated_s", "simulated_s must be a positive number of seconds");
+  mo.published_length = t.str("published_length");
   int64_t runs = t.integer("runs");
   if (runs < 2 || runs > kMaxRuns)
     rd.fail_where("model.runs", fmt::format("model.runs {} out of range (2..{})", runs, kMaxRuns));
@@ -372,12 +377,14 @@ void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
 
 // Reads [band]; its direction must agree with the published gain.
 void parse_band(Reader& rd, const toml::table& root, double published_gain, Band& b) {
-  TableReader t(rd, rd.table(root, "band"), "band", {"direction", "justification"}, {"factor", "max_change_pct"});
+  TableReader t(rd, rd.table(root, "band"), "band", {"direction", "justification"},
+                {"factor", "max_change_pct", "direction_only"});
   b.direction = parse_direction(rd, t);
   b.justification = t.str("justification");
   double g = published_gain;
   if (b.direction == BandDirection::None) {
     if (t.get("factor")) rd.fail_where("band.factor", "direction none takes max_change_pct, not factor");
+    if (t.get("direction_only")) rd.fail_where("band.direction_only", "direction none has no direction to label");
     if (!t.get("max_change_pct")) rd.fail_where("band", "direction none needs max_change_pct");
     b.max_change_pct = t.num("max_change_pct");
     if (!(b.max_change_pct > 0) || !std::isfinite(b.max_change_pct))
@@ -392,6 +399,17 @@ void parse_band(Reader& rd, const toml::table& root, double published_gain, Band
       rd.fail_where("band.direction", fmt::format("direction {} but the published gain is {:.3f} ({})",
                                                   to_string(b.direction), g,
                                                   g > 1 ? "better" : g < 1 ? "worse" : "no change"));
+    // A band that reaches gain 1.0 is met by any change in the published direction: only as a
+    // case labelled direction_only (counted apart), never as a reproduction of the size.
+    auto [lo, hi] = b.interval(g);
+    b.labelled_direction_only = t.get("direction_only") && t.boolean("direction_only");
+    if (b.direction_only(g) && !b.labelled_direction_only)
+      rd.fail_where("band.factor", fmt::format("the band {:.3f}..{:.3f} reaches gain 1.0, so any change in the "
+                                               "published direction meets it: narrow it, or label the case "
+                                               "direction_only = true",
+                                               better ? std::max(lo, 1.0) : lo, better ? hi : std::min(hi, 1.0)));
+    if (!b.direction_only(g) && b.labelled_direction_only)
+      rd.fail_where("band.direction_only", "direction_only = true but the band does not reach gain 1.0");
   }
 }
 

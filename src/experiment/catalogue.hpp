@@ -22,6 +22,9 @@ struct Band {
   double factor = 0;          // better / worse: the model gain within [gain/factor, gain*factor]
   double max_change_pct = 0;  // none: |model change| at most this
   std::string justification;
+  // `direction_only = true`: the case is meant to say the direction only; required (and only
+  // allowed) when the better / worse interval reaches gain 1.0 (direction_only() below).
+  bool labelled_direction_only = false;
   // The model's gain interval that counts for better / worse: {gain / factor, gain * factor}.
   std::pair<double, double> interval(double published_gain) const;
   // Whether a model result (gain = test over base performance, pct = mmtests pct imp) is in band.
@@ -58,6 +61,8 @@ struct CaseModel {
   std::vector<std::string> needs;     // capabilities (features.toml, kind "capability")
   int runs = 3;
   std::string scaling, lacks;
+  double simulated_s = 0;          // simulated time of one run (s), as `reproduce` measured it
+  std::string published_length;    // one published run's length, as the thread gives it (or "not stated")
 };
 
 struct CaseSource {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "kernel/change.hpp"
+#include "stats/stats.hpp"
 #include "workload/workload.hpp"
 
 namespace schedlab::experiment {
@@ -29,7 +30,16 @@ std::string published_str(const Case& c) {
 
 std::string model_str(const CaseOutcome& o) {
   if (o.status == CaseStatus::NotRunnable) return "-";
-  return fmt::format("{} (gain {:.3f})", pct_str(o.pct), o.gain);
+  return fmt::format("{} (gain {:.3f}, 95 % {:.3f}..{:.3f})", pct_str(o.pct), o.gain, o.gain_low, o.gain_high);
+}
+
+// " (bimodal: base, test)" when a side's values look bimodal (Sarle's coefficient > 5/9).
+std::string bimodal_str(const CaseOutcome& o) {
+  if (o.status == CaseStatus::NotRunnable || !(o.bimodal_base || o.bimodal_test)) return "";
+  std::vector<std::string> s;
+  if (o.bimodal_base) s.push_back(fmt::format("base b={:.2f}", o.bc_base));
+  if (o.bimodal_test) s.push_back(fmt::format("test b={:.2f}", o.bc_test));
+  return " (bimodal: " + join(s) + ")";
 }
 
 // Why a case that ran did not exercise its change.
@@ -46,8 +56,12 @@ std::string result_str(const CaseOutcome& o) {
     case CaseStatus::NotExercised:
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
-      return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
-                         o.band_met ? "met" : "missed");
+      if (!o.converged)
+        return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
+                           o.band_met ? "met" : "missed");
+      return fmt::format("not converged: 95 % interval {:.3f} wider than the band's {:.3f} at {} runs per side "
+                         "(band {})",
+                         o.gain_high - o.gain_low, o.band_width, o.runs, o.band_met ? "met" : "missed");
     case CaseStatus::NotRunnable: return "not runnable yet: needs " + join(o.c->missing);
   }
   return "?";
@@ -106,7 +120,8 @@ nlohmann::ordered_json case_json(const Case& c) {
                       {"test_features", m.test_features}, {"sets", m.sets}, {"idle_disable", m.idle_disable},
                       {"base_sets", m.base_sets}, {"test_sets", m.test_sets},
                       {"base_idle_disable", m.base_idle_disable}, {"test_idle_disable", m.test_idle_disable},
-                      {"runs", m.runs}, {"scaling", m.scaling}, {"lacks", m.lacks}};
+                      {"runs", m.runs}, {"scaling", m.scaling}, {"simulated_s", m.simulated_s},
+                      {"published_length", m.published_length}, {"lacks", m.lacks}};
   nlohmann::ordered_json band = {{"direction", to_string(c.band.direction)}};
   if (c.band.direction == BandDirection::None) {
     band["max_change_pct"] = c.band.max_change_pct;
@@ -116,6 +131,7 @@ nlohmann::ordered_json case_json(const Case& c) {
     band["gain_min"] = lo;
     band["gain_max"] = hi;
   }
+  if (c.band.direction != BandDirection::None) band["direction_only"] = c.band.labelled_direction_only;
   band["justification"] = c.band.justification;
   j["band"] = band;
   j["missing"] = c.missing;
@@ -134,6 +150,19 @@ std::string to_string(CaseStatus s) {
     case CaseStatus::NotRunnable: return "not_runnable";
   }
   return "?";
+}
+
+double band_width(const Band& b, double published_gain) {
+  if (b.direction == BandDirection::None) return 2 * b.max_change_pct / 100.0;
+  auto [lo, hi] = b.interval(published_gain);
+  return hi - lo;
+}
+
+std::pair<double, double> gain_interval(std::span<const double> base, std::span<const double> test,
+                                        bool higher_is_better) {
+  const auto ci = higher_is_better ? stats::bootstrap_mean_ratio_ci(test, base, 0.95, 2000, 1)
+                                   : stats::bootstrap_mean_ratio_ci(base, test, 0.95, 2000, 1);
+  return {ci.low, ci.high};
 }
 
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x) {
@@ -165,6 +194,7 @@ AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt) {
   s.base.command = c.model.command;
   s.base.sets = c.model.sets;
   s.base.idle_disable = c.model.idle_disable;
+  s.base.cold = opt.cold;
   s.base_features = c.model.base_features;
   s.test_features = c.model.test_features;
   s.base_sets = c.model.base_sets;
@@ -175,6 +205,49 @@ AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt) {
   s.jobs = std::max(1, opt.jobs);
   return s;
 }
+
+namespace {
+// Enough seeds: double the runs per side (capped at o.max_runs) while the gain's interval is
+// wider than the band; seeds first_seed + runs .. are added, the runs so far kept. Stops early
+// when both sides are the same run at every seed (not exercised: more seeds tell nothing).
+void add_seeds(AbSpec& spec, AbResult& r, std::vector<report::Metric>& metrics, size_t m, CaseOutcome& o,
+               const std::function<void(int, int)>& progress) {
+  for (;;) {
+    std::tie(o.gain_low, o.gain_high) = gain_interval(metrics[m].sets[0].values, metrics[m].sets[1].values,
+                                                      o.higher_is_better);
+    if (interval_narrower(o.gain_low, o.gain_high, o.band_width) || spec.runs >= o.max_runs) return;
+    bool same = true;
+    for (size_t i = 0; i < r.base.size() && same; ++i) same = same_run(r.base[i], r.test[i]);
+    if (same) return;
+    AbSpec more = spec;
+    more.first_seed = spec.first_seed + static_cast<uint64_t>(spec.runs);
+    more.runs = std::min(2 * spec.runs, o.max_runs) - spec.runs;
+    const int have = spec.runs;
+    AbResult extra = run_ab(more, progress ? std::function<void(int, int)>([&](int done, int total) {
+      progress(have + done, have + total);
+    }) : nullptr);
+    for (auto& x : extra.base) r.base.push_back(std::move(x));
+    for (auto& x : extra.test) r.test.push_back(std::move(x));
+    spec.runs += more.runs;
+    metrics = ab_metrics(spec, r);
+  }
+}
+// The changes on in one side only whose counters are all zero on that side in every run.
+void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) {
+  const kernel::Features fa = parse_features(spec.base_features, "base_features");
+  const kernel::Features fb = parse_features(spec.test_features, "test_features");
+  for (const kernel::ChangeType* t : kernel::change_types()) {
+    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
+    if (on_base == on_test || t->info.counters.empty()) continue;
+    ++o.changes_with_counters;
+    bool acted = false;
+    for (const RunResult& run : on_test ? r.test : r.base)
+      for (const auto& cc : t->info.counters)
+        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
+    if (!acted) o.silent_changes.push_back(t->info.name);
+  }
+}
+}  // namespace
 
 CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
                            const std::function<void(int, int)>& progress) {
@@ -190,23 +263,36 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
     if (!progress) return nullptr;
     return [&progress, pass, passes](int done, int total) { progress(pass * total + done, passes * total); };
   };
+  o.runs_start = spec.runs;
+  o.max_runs = std::max(spec.runs, opt.max_runs);
+  o.band_width = band_width(c.band, c.published.gain());
   AbResult r = run_ab(spec, pass_progress(0));
   auto metrics = ab_metrics(spec, r);
   const size_t nbench = r.base.front().metrics.size();
-  auto it = std::find_if(metrics.begin(), metrics.begin() + nbench,
-                         [&](const report::Metric& m) { return m.name == c.model.metric; });
+  auto find_metric = [&](std::vector<report::Metric>& ms) {
+    return std::find_if(ms.begin(), ms.begin() + nbench, [&](const report::Metric& m) { return m.name == c.model.metric; });
+  };
+  auto it = find_metric(metrics);
   if (it == metrics.begin() + nbench) {
     std::vector<std::string> names;
     for (size_t k = 0; k < nbench; ++k) names.push_back(metrics[k].name);
     throw CatalogueError(fmt::format("{}:{}: model.metric '{}': `{}` reports {}", c.file, c.model.metric_line,
                                      c.model.metric, c.model.command_line, join(names)));
   }
+  o.higher_is_better = it->dir == report::Direction::HigherIsBetter;
+  const size_t metric_index = static_cast<size_t>(it - metrics.begin());
+  add_seeds(spec, r, metrics, metric_index, o, progress);
+  it = metrics.begin() + static_cast<std::ptrdiff_t>(metric_index);
+  o.seeds_converged = interval_narrower(o.gain_low, o.gain_high, o.band_width);
+  o.bc_base = stats::bimodality_coefficient(it->sets[0].values);
+  o.bc_test = stats::bimodality_coefficient(it->sets[1].values);
+  o.bimodal_base = o.bc_base > stats::kBimodalityThreshold;
+  o.bimodal_test = o.bc_test > stats::kBimodalityThreshold;
   report::MetricResult res = report::analyze(*it);
   const auto& base = res.sets[0];
   const auto& test = res.sets[1];
   o.runs = spec.runs;
   o.unit = it->unit;
-  o.higher_is_better = it->dir == report::Direction::HigherIsBetter;
   o.base_mean = base.summary.mean;
   o.test_mean = test.summary.mean;
   o.gain = o.higher_is_better ? o.test_mean / o.base_mean : o.base_mean / o.test_mean;
@@ -223,18 +309,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.identical_sides = true;
   for (size_t i = 0; i < r.base.size() && o.identical_sides; ++i)
     o.identical_sides = same_run(r.base[i], r.test[i]);
-  const kernel::Features fa = parse_features(spec.base_features, "base_features");
-  const kernel::Features fb = parse_features(spec.test_features, "test_features");
-  for (const kernel::ChangeType* t : kernel::change_types()) {
-    const bool on_base = fa.change_on(t->index), on_test = fb.change_on(t->index);
-    if (on_base == on_test || t->info.counters.empty()) continue;
-    ++o.changes_with_counters;
-    bool acted = false;
-    for (const RunResult& run : on_test ? r.test : r.base)
-      for (const auto& cc : t->info.counters)
-        if (kernel::change_counter(run.total, cc.name) != 0) acted = true;
-    if (!acted) o.silent_changes.push_back(t->info.name);
-  }
+  find_silent_changes(spec, r, o);
   o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
   o.direction_only = c.band.direction_only(c.published.gain());
   double sim = 0;
@@ -263,7 +338,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
     }
   }
   o.status = !o.exercised() ? CaseStatus::NotExercised
-             : !o.converged ? CaseStatus::NotConverged
+             : !o.converged || !o.seeds_converged ? CaseStatus::NotConverged
              : !o.band_met  ? CaseStatus::Miss
              : o.direction_only ? CaseStatus::DirectionOnly
                                 : CaseStatus::InBand;
@@ -321,6 +396,11 @@ std::string reproduce_json(const Catalogue& cat, const std::vector<CaseOutcome>&
                      {"band_met", o.band_met}, {"direction_only", o.direction_only},
                      {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
                      {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
+                     {"runs_start", o.runs_start}, {"max_runs", o.max_runs},
+                     {"gain_ci", {{"level", 0.95}, {"low", o.gain_low}, {"high", o.gain_high}}},
+                     {"band_width", o.band_width}, {"seeds_converged", o.seeds_converged},
+                     {"bimodal", {{"base", o.bimodal_base}, {"test", o.bimodal_test},
+                                  {"coefficient_base", o.bc_base}, {"coefficient_test", o.bc_test}}},
                      {"counters", counters}};
       if (o.convergence_checked) {
         nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
@@ -352,7 +432,7 @@ std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
   for (const auto& o : outcomes)
     out += fmt::format("| [{}]({}) | {} | {} | {} | {} | {} |\n", o.c->name, o.c->source.url, o.c->machine.profile,
                        published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()),
-                       cell(result_str(o)));
+                       cell(result_str(o) + bimodal_str(o)));
   out += fmt::format("\n{}\n", summary_line(outcomes));
   bool any = false;
   for (const auto& o : outcomes) {
@@ -374,10 +454,18 @@ std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
   for (const auto& o : outcomes) {
     if (o.status != CaseStatus::NotConverged) continue;
     if (!any)
-      out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance: "
-             "the verdict depends on the length.\n\n";
+      out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance "
+             "(the verdict depends on the length), or the gain's 95 % interval is still wider than the band at "
+             "the cap on runs per side (the seeds cannot call it).\n\n";
     any = true;
     const Case& c = *o.c;
+    if (o.converged) {
+      out += fmt::format("- {}: gain {:.3f}, 95 % interval {:.3f}..{:.3f} (width {:.3f}) at {} runs per side, wider "
+                         "than the band {} (width {:.3f}); band {}\n",
+                         c.name, o.gain, o.gain_low, o.gain_high, o.gain_high - o.gain_low, o.runs,
+                         c.band.describe(c.published.gain()), o.band_width, o.band_met ? "met" : "missed");
+      continue;
+    }
     out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
                        "({} at 1x)\n",
                        c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
@@ -429,11 +517,12 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
   size_t w = 4;
   for (const auto& o : outcomes) w = std::max(w, o.c->name.size());
   out += fmt::format("# schedlab reproduce: {} cases from {}\n\n", outcomes.size(), catalogue_label(cat));
-  out += fmt::format("{:<{}}  {:<16} {:>22} {:>22}  {:<28} {}\n", "case", w, "machine", "published", "model", "band",
+  out += fmt::format("{:<{}}  {:<16} {:>22} {:>38}  {:<28} {}\n", "case", w, "machine", "published", "model", "band",
                      "result");
   for (const auto& o : outcomes)
-    out += fmt::format("{:<{}}  {:<16} {:>22} {:>22}  {:<28} {}\n", o.c->name, w, o.c->machine.profile,
-                       published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()), result_str(o));
+    out += fmt::format("{:<{}}  {:<16} {:>22} {:>38}  {:<28} {}{}\n", o.c->name, w, o.c->machine.profile,
+                       published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()), result_str(o),
+                       bimodal_str(o));
   out += fmt::format("\n{}\n", summary_line(outcomes));
   return out;
 }

@@ -2,6 +2,7 @@
 // A/B series and says whether the model lands in each case's band.
 #pragma once
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,10 @@ namespace schedlab::experiment {
 // reaches gain 1.0, so any change in the published direction meets it. NotExercised: the
 // change never acted (both sides byte-identical, or the changed code's counters all zero on
 // the side that has it), whatever the band says. docs/reproduction.md, "Trivial passes".
-// NotConverged (--convergence only): the gain at twice the run length moved by more than the
-// band's tolerance, so the band's verdict depends on the length.
+// NotConverged: the gain at twice the run length moved by more than the band's tolerance
+// (--convergence), so the band's verdict depends on the length; or the gain's 95 % bootstrap
+// interval is still wider than the band at the cap on runs per side (ReproduceOptions::max_runs),
+// so the seeds cannot call it.
 enum class CaseStatus { InBand, DirectionOnly, Miss, NotExercised, NotConverged, NotRunnable };
 std::string to_string(CaseStatus s);  // "in_band", "direction_only", "miss", ...
 
@@ -47,6 +50,16 @@ struct CaseOutcome {
   std::vector<std::string> silent_changes;
   int changes_with_counters = 0;
   double simulated_s = 0;       // simulated time of one run (mean over both sides' runs)
+  // Enough seeds: runs per side doubled from runs_start (capped at max_runs) until the gain's
+  // 95 % bootstrap interval [gain_low, gain_high] (fixed bootstrap seed) is narrower than the
+  // band (band_width, in gain; none: 2 x max_change_pct / 100).
+  int runs_start = 0, max_runs = 0;
+  double gain_low = 0, gain_high = 0, band_width = 0;
+  bool seeds_converged = true;
+  // Sarle's bimodality coefficient of each side's metric values (stats::bimodality_coefficient;
+  // 0 below 4 runs) and whether it flags the side as bimodal (> 5/9).
+  double bc_base = 0, bc_test = 0;
+  bool bimodal_base = false, bimodal_test = false;
   // --convergence: the same A/B with the command's run length doubled (workload::scale_length).
   bool convergence_checked = false;
   std::string command_2x;       // empty when the command has no length to double (rt-app)
@@ -67,12 +80,27 @@ struct ReproduceOptions {
   int runs = 0;  // per side; 0 = each case's own
   int jobs = 1;
   bool convergence = false;  // also run each case at twice its length (doubles the run time)
+  int max_runs = 24;         // the cap on runs per side while the gain's interval is wider than the band
+  bool cold = false;         // --cold: every machine as just booted (RunSpec::cold)
 };
 
 // Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
 // gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
 // worse, the two pcts at most max_change_pct apart for none.
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
+
+// The band's width in gain (better / worse: gain x factor - gain / factor; none: 2 x
+// max_change_pct / 100, pct being about 100 x (gain - 1)) and the gain's 95 % bootstrap interval
+// of a side's metric values (the ratio of means, test over base performance; 2000 resamples,
+// bootstrap seed 1): deterministic.
+double band_width(const Band& b, double published_gain);
+std::pair<double, double> gain_interval(std::span<const double> base, std::span<const double> test,
+                                        bool higher_is_better);
+// Whether a case's seeds call it: the interval narrower than the band, or a point (every seed
+// gives the same gain: more seeds cannot narrow it).
+inline bool interval_narrower(double low, double high, double width) {
+  return high - low <= 0 || high - low < width;
+}
 
 // The A/B spec of a case (its machine, command, sides, runs).
 AbSpec case_ab_spec(const Case& c, const ReproduceOptions& opt);

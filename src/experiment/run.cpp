@@ -225,6 +225,7 @@ RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
   ko.seed = spec.seed;
   ko.sink = sink;
   ko.check = spec.check;
+  ko.cold = spec.cold;
   kernel::Kernel k(m, f, ko);
   k.set_default_affinity(w->affinity());
   w->setup(k.api());

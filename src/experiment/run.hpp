@@ -40,6 +40,7 @@ struct RunSpec {
   std::string trace_path;                   // --trace FILE (.dat, .txt, .json)
   std::string trace_window;                 // --trace-window START,END
   bool check = false;                       // --check: invariants after every event
+  bool cold = false;                        // --cold: the machine as just booted, not up and idle
   int64_t max_simulated_ns = 0;             // > 0: stop there if the benchmark's own limit is later
                                             // (DidNotFinish; the fuzzers' short simulations)
   bool schedstat = false;                   // keep the sched domains for schedstat snapshots

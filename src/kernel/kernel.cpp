@@ -82,10 +82,14 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
   if (m.noise.run_sigma > 0) run_factor_ = std::exp(m.noise.run_sigma * rng.split("noise/run").normal());
   if (m.noise.tick_phase) tick_phase_ns_ = static_cast<int64_t>(rng.split("tick/phase").below(tick_period_ns_));
   guest.init(m, rng, n);
-  // Every CPU starts in its idle loop at time 0.
-  for (int cpu = 0; cpu < n; ++cpu) {
-    tick_sched_timer_start(*this, cpu);
-    do_idle(*this, rqs[cpu]);
+  // Every CPU starts in its idle loop at time 0: just booted (--cold), or up and idle a while.
+  if (opts.cold) {
+    for (int cpu = 0; cpu < n; ++cpu) {
+      tick_sched_timer_start(*this, cpu);
+      do_idle(*this, rqs[cpu]);
+    }
+  } else {
+    warm_start(*this);
   }
   // [[background]] (S2); its kernel threads take low pids, the benchmark's tasks keep theirs.
   if (!m.background.empty()) {

@@ -29,6 +29,7 @@ struct KernelOptions {
   uint64_t seed = 1;
   trace::TraceSink* sink = nullptr;
   bool check = false;  // check invariants after every event (--check)
+  bool cold = false;   // start as just booted (--cold), not as up and idle (warm.cpp)
 };
 
 // The sanity checker found the model in an impossible state (a bug in the model).

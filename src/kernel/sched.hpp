@@ -293,4 +293,9 @@ void tick_sched_timer(Kernel& k, int cpu);
 // --- topology.cpp (kernel/sched/topology.c) ------------------------------------------------
 void build_sched_domains(Kernel& k);
 
+// --- warm.cpp (the state an idle machine's mechanisms leave; docs/model.md "Warm start") -----
+// Puts every CPU in its idle loop at time 0 as on a machine that has been up and idle.
+void warm_start(Kernel& k);
+int64_t warm_idle_wake_ns();  // how long ago, at most, each CPU was last awake
+
 }  // namespace schedlab::kernel

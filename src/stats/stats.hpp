@@ -131,5 +131,23 @@ BootstrapCi bootstrap_mean_diff_ci(std::span<const double> base, std::span<const
                                    double level = 0.95, unsigned resamples = 2000,
                                    std::uint64_t seed = 1);
 
+// Seeded percentile bootstrap of mean(num) / mean(den) (a gain: test over base performance),
+// resampling both samples as bootstrap_mean_diff_ci() does; `estimate` is the ratio of the
+// samples' own means. Throws std::invalid_argument when mean(den) is 0.
+BootstrapCi bootstrap_mean_ratio_ci(std::span<const double> num, std::span<const double> den,
+                                    double level = 0.95, unsigned resamples = 2000,
+                                    std::uint64_t seed = 1);
+
+// ---------------------------------------------------------------------------------------------
+// Sarle's bimodality coefficient, b = (g^2 + 1) / (G + 3 (n-1)^2 / ((n-2)(n-3))), with g the
+// sample skewness and G the sample excess kurtosis, both bias-corrected (SAS's, as in Pfister et
+// al. 2013, Frontiers in Psychology 4:700). b > 5/9 (kBimodalityThreshold, the value of a uniform
+// distribution) suggests two modes (or a heavy one-sided tail). Needs n >= 4 and a non-zero
+// spread: otherwise 0.
+inline constexpr double kBimodalityThreshold = 5.0 / 9.0;
+double bimodality_coefficient(std::span<const double> xs);
+inline bool looks_bimodal(std::span<const double> xs) {
+  return bimodality_coefficient(xs) > kBimodalityThreshold;
+}
 
 }  // namespace schedlab::stats

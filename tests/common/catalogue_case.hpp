@@ -56,11 +56,14 @@ base_features = ""
 test_features = "IDLE_SPIN"
 runs = 2
 scaling = "200 loops"
+simulated_s = 0.003
+published_length = "not stated"
 lacks = "nothing"
 
 [band]
 direction = "better"
 factor = 3.0
+direction_only = true
 justification = "test"
 )TOML";
 

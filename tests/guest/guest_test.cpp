@@ -415,14 +415,21 @@ TEST(RunInputs, PerRunFactorGivesTheRunsASpread) {
 }
 
 TEST(RunInputs, TickPhaseIsDrawnPerRun) {
+  // Cold: the tick is armed at boot (a warm machine's CPUs are tickless at t = 0; warm.cpp puts
+  // their last wakes on the same jiffy grid, kernel.WarmStart.*).
   machine::Machine m = test_machine(1, 2, 1, 2);
   const int64_t tick = m.tick_period_ns();
+  auto cold = [](uint64_t seed) {
+    KernelOptions o{seed, nullptr};
+    o.cold = true;
+    return o;
+  };
   {
-    Kernel k(m, Features(), KernelOptions{1, nullptr});
+    Kernel k(m, Features(), cold(1));
     EXPECT_EQ(k.cpus[0].tick.when().count(), tick);  // on the jiffy from t = 0
   }
   m.noise.tick_phase = true;
-  Kernel a(m, Features(), KernelOptions{1, nullptr}), b(m, Features(), KernelOptions{2, nullptr});
+  Kernel a(m, Features(), cold(1)), b(m, Features(), cold(2));
   EXPECT_NE(a.tick_phase_ns(), b.tick_phase_ns());
   for (Kernel* k : {&a, &b}) {
     EXPECT_LT(k->tick_phase_ns(), tick);

@@ -192,7 +192,11 @@ struct Overloaded {
   std::unique_ptr<Kernel> k;
   // avg_idle_ns >= 0: CPU 1's avg_idle before the run (a CPU that idles briefly, say).
   Overloaded(const machine::Machine& m, const std::string& features, int64_t avg_idle_ns = -1) {
-    k = std::make_unique<Kernel>(m, feats(features), KernelOptions{1, nullptr});
+    // Cold: the gates are set up from the boot state (a warm CPU's idle_stamp is valid, so its
+    // first wakeup moves the avg_idle set here).
+    KernelOptions ko{1, nullptr};
+    ko.cold = true;
+    k = std::make_unique<Kernel>(m, feats(features), ko);
     if (avg_idle_ns >= 0) k->rq(1).avg_idle = avg_idle_ns;
     auto hog = [] {
       return lambda([](Api&, Task&, int n) {
@@ -256,8 +260,11 @@ TEST(IdlePath, MigrationCostGateSkipsShortIdle) {
 // nohz_csd_func() gives up (a polling kick), but the schedule_idle() that kick causes goes
 // through newidle balance.
 TEST(IdlePath, NewidleFlagsNewIlbKickAndDoIdleRunsIt) {
+  // Cold: idle CPUs have blocked load from boot (a warm machine's has decayed: no NEWILB kick).
   auto m = two_cpus();
-  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  KernelOptions cold{1, nullptr};
+  cold.cold = true;
+  Kernel k(m, Features(), cold);
   k.create_task("busy", lambda([](Api&, Task&, int n) {
                   if (n < 3) return n % 2 == 0 ? Action::compute(3000000) : Action::sleep(1000);
                   return Action::exit();

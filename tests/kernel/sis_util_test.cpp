@@ -15,11 +15,13 @@ using kernel::Task;
 using sim::Time;
 
 TEST(SisUtil, NrIdleScanStartsAtZeroAndFollowsTheLlcLoad) {
-  // sched_domain_shared is zero-allocated: before the first LLC-level balance SIS_UTIL scans
-  // nothing, even with idle CPUs around.
+  // sched_domain_shared is zero-allocated: on a machine that has just booted (cold), before the
+  // first LLC-level balance SIS_UTIL scans nothing, even with idle CPUs around.
   auto m = test_machine(1, 4, 1, 4);
   {
-    Kernel k(m, Features(), KernelOptions{1, nullptr});
+    KernelOptions cold{1, nullptr};
+    cold.cold = true;
+    Kernel k(m, Features(), cold);
     EXPECT_EQ(k.llc_shared(0).nr_idle_scan, 0);
     Task p;
     p.cpu = 0;

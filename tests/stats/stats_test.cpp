@@ -211,3 +211,46 @@ TEST(statsBootstrap, ConstantSamplesGiveAPointInterval) {
   EXPECT_DOUBLE_EQ(c.high, 1.0);
 }
 
+
+TEST(Bimodality, TwoClustersAreFlaggedOneIsNot) {
+  // Two tight clusters (10 runs near 1, 10 near 2): b well above 5/9. Evenly spread values
+  // (a uniform sample) sit near 5/9 from below; a bell-shaped sample well below.
+  std::vector<double> two, bell, flat;
+  for (int i = 0; i < 10; ++i) {
+    two.push_back(1.0 + 0.01 * i);
+    two.push_back(2.0 + 0.01 * i);
+  }
+  for (double z : {-1.5, -1.0, -0.7, -0.5, -0.3, -0.15, 0.0, 0.0, 0.15, 0.3, 0.5, 0.7, 1.0, 1.5}) bell.push_back(10 + z);
+  for (int i = 0; i < 20; ++i) flat.push_back(i);
+  EXPECT_GT(bimodality_coefficient(two), 0.7);
+  EXPECT_TRUE(looks_bimodal(two));
+  EXPECT_LT(bimodality_coefficient(bell), 0.45);
+  EXPECT_FALSE(looks_bimodal(bell));
+  EXPECT_LT(bimodality_coefficient(flat), kBimodalityThreshold);
+  // Like the SIS_NODE side of issue 20: most runs ~0.017 s, some ten times slower (a heavy tail is
+  // flagged too); 7 fast + 1 slow (b 0.70), 7 fast + 3 slow (b 0.66).
+  EXPECT_TRUE(looks_bimodal(std::vector<double>{0.017, 0.016, 0.018, 0.017, 0.015, 0.019, 0.016, 0.173}));
+  EXPECT_TRUE(looks_bimodal(std::vector<double>{0.017, 0.016, 0.018, 0.017, 0.15, 0.173, 0.16, 0.018, 0.017, 0.016}));
+  // Fewer than 4 values, or no spread: not flagged.
+  EXPECT_EQ(bimodality_coefficient(std::vector<double>{1, 2, 10}), 0.0);
+  EXPECT_EQ(bimodality_coefficient(std::vector<double>{5, 5, 5, 5, 5}), 0.0);
+}
+
+TEST(Bootstrap, RatioIntervalIsSeededAndCoversTheRatio) {
+  std::vector<double> base = {10, 11, 9, 10.5, 9.5, 10, 10.2, 9.8};
+  std::vector<double> test = {12, 13, 11, 12.5, 11.5, 12, 12.2, 11.8};
+  auto a = bootstrap_mean_ratio_ci(test, base, 0.95, 2000, 1);
+  auto b = bootstrap_mean_ratio_ci(test, base, 0.95, 2000, 1);
+  EXPECT_EQ(a.low, b.low);
+  EXPECT_EQ(a.high, b.high);
+  EXPECT_NEAR(a.estimate, 1.2, 1e-12);
+  EXPECT_LT(a.low, 1.2);
+  EXPECT_GT(a.high, 1.2);
+  EXPECT_GT(a.low, 1.1);  // the spread is small: the interval is tight
+  EXPECT_LT(a.high, 1.3);
+  // Constant samples: a zero-width interval at the ratio.
+  auto c = bootstrap_mean_ratio_ci(std::vector<double>{3, 3, 3}, std::vector<double>{2, 2, 2});
+  EXPECT_DOUBLE_EQ(c.low, 1.5);
+  EXPECT_DOUBLE_EQ(c.high, 1.5);
+  EXPECT_THROW(bootstrap_mean_ratio_ci(std::vector<double>{1}, std::vector<double>{0}), std::invalid_argument);
+}
