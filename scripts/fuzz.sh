@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs each for a bounded
+# Builds the libFuzzer targets (clang, ASan + UBSan) in build-sanitize/ and runs each for a bounded
 # time: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60 s, every target)
+#       scripts/fuzz.sh --configure   only configures that build (what `make test-sanitize` uses:
+#                                      the sanitized test suite and the fuzzers share one build)
 # The committed seeds (fuzz/corpus/<name>/) are read only; what a run adds goes to
-# build-fuzz/corpus/<name>/ and is kept for the next run. A crash, a sanitizer report, a leak or a
-# timeout stops that target, leaves the reproducer in build-fuzz/artifacts/ and fails the script.
-# Environment: FUZZ_BUILD (build-fuzz), FUZZ_JOBS (parallel build jobs), FUZZ_TIMEOUT (seconds for
-# one input before it counts as a hang, 20), FUZZ_RSS_MB (memory limit, 2048).
+# build-sanitize/corpus/<name>/ and is kept for the next run. A crash, a sanitizer report, a leak or
+# a timeout stops that target, leaves the reproducer in build-sanitize/artifacts/ and fails the
+# script. Environment: FUZZ_BUILD (build-sanitize), FUZZ_JOBS (parallel build jobs), FUZZ_TIMEOUT
+# (seconds for one input before it counts as a hang, 20), FUZZ_RSS_MB (memory limit, 2048),
+# FUZZ_CXX/FUZZ_CC (clang++/clang), FUZZ_CMAKE_FLAGS (more cmake options).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${1:-60}
-shift || true
-build=${FUZZ_BUILD:-build-fuzz}
+build=${FUZZ_BUILD:-build-sanitize}
 jobs=${FUZZ_JOBS:-$(nproc)}
-if [ ! -f "$build/build.ninja" ]; then
+if [ ! -f "$build/build.ninja" ] || ! grep -q '^SCHEDLAB_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
   CXX=${FUZZ_CXX:-clang++} CC=${FUZZ_CC:-clang} cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSCHEDLAB_FUZZ=ON ${FUZZ_CMAKE_FLAGS:-} >/dev/null
 fi
+if [ "${1:-}" = --configure ]; then exit 0; fi
+secs=${1:-60}
+shift || true
 # One build at a time when several fuzz.sh run side by side (each then runs its own targets).
 flock "$build/.build.lock" cmake --build "$build" --target fuzzers -j "$jobs"
 targets=("$@")
