@@ -1,5 +1,7 @@
-// Seeded percentile bootstrap for the difference of means (the model's own PRNG, sim::Rng).
+// Seeded percentile bootstraps for the difference and the ratio of means (the model's own PRNG, sim::Rng).
 #include <cmath>
+#include <optional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -15,57 +17,57 @@ double resampled_mean(std::span<const double> xs, sim::Rng& rng) {
   for (std::size_t i = 0; i < xs.size(); ++i) sum += xs[rng.below(xs.size())];
   return sum / static_cast<double>(xs.size());
 }
+
+void check_args(const char* fn, std::span<const double> a, std::span<const double> b, double level,
+                unsigned resamples) {
+  detail::check_sample(a, fn);
+  detail::check_sample(b, fn);
+  if (!(level > 0.0 && level < 1.0)) throw std::invalid_argument(std::string(fn) + ": level must be in (0, 1)");
+  if (resamples == 0) throw std::invalid_argument(std::string(fn) + ": resamples must be > 0");
+}
+
+// The percentile interval of stat(mean of a resample of a, mean of a resample of b), drawn in
+// that order from one seeded stream; a resample whose stat is empty is left out (none left: the
+// interval is the estimate).
+template <class Stat>
+BootstrapCi percentile_ci(std::span<const double> a, std::span<const double> b, double level,
+                          unsigned resamples, std::uint64_t seed, double estimate, Stat stat) {
+  BootstrapCi ci;
+  ci.estimate = estimate;
+  ci.level = level;
+  ci.resamples = resamples;
+  ci.seed = seed;
+  sim::Rng rng(seed);
+  std::vector<double> values;
+  values.reserve(resamples);
+  for (unsigned i = 0; i < resamples; ++i) {
+    const double ma = resampled_mean(a, rng);
+    const double mb = resampled_mean(b, rng);
+    if (std::optional<double> v = stat(ma, mb)) values.push_back(*v);
+  }
+  if (values.empty()) values.push_back(estimate);
+  ci.low = quantile(values, (1.0 - level) / 2.0, QuantileMethod::Linear);
+  ci.high = quantile(values, (1.0 + level) / 2.0, QuantileMethod::Linear);
+  return ci;
+}
 }  // namespace
 
 BootstrapCi bootstrap_mean_diff_ci(std::span<const double> base, std::span<const double> other,
                                    double level, unsigned resamples, std::uint64_t seed) {
-  detail::check_sample(base, "bootstrap_mean_diff_ci");
-  detail::check_sample(other, "bootstrap_mean_diff_ci");
-  if (!(level > 0.0 && level < 1.0))
-    throw std::invalid_argument("bootstrap_mean_diff_ci: level must be in (0, 1)");
-  if (resamples == 0) throw std::invalid_argument("bootstrap_mean_diff_ci: resamples must be > 0");
-  BootstrapCi ci;
-  ci.estimate = mean(other) - mean(base);
-  ci.level = level;
-  ci.resamples = resamples;
-  ci.seed = seed;
-  sim::Rng rng(seed);
-  std::vector<double> diffs(resamples);
-  for (auto& d : diffs) {
-    const double mb = resampled_mean(base, rng);
-    const double mo = resampled_mean(other, rng);
-    d = mo - mb;
-  }
-  ci.low = quantile(diffs, (1.0 - level) / 2.0, QuantileMethod::Linear);
-  ci.high = quantile(diffs, (1.0 + level) / 2.0, QuantileMethod::Linear);
-  return ci;
+  check_args("bootstrap_mean_diff_ci", base, other, level, resamples);
+  return percentile_ci(base, other, level, resamples, seed, mean(other) - mean(base),
+                       [](double mb, double mo) -> std::optional<double> { return mo - mb; });
 }
 
 BootstrapCi bootstrap_mean_ratio_ci(std::span<const double> num, std::span<const double> den,
                                     double level, unsigned resamples, std::uint64_t seed) {
-  detail::check_sample(num, "bootstrap_mean_ratio_ci");
-  detail::check_sample(den, "bootstrap_mean_ratio_ci");
-  if (!(level > 0.0 && level < 1.0))
-    throw std::invalid_argument("bootstrap_mean_ratio_ci: level must be in (0, 1)");
-  if (resamples == 0) throw std::invalid_argument("bootstrap_mean_ratio_ci: resamples must be > 0");
+  check_args("bootstrap_mean_ratio_ci", num, den, level, resamples);
   if (mean(den) == 0.0) throw std::invalid_argument("bootstrap_mean_ratio_ci: mean of the denominator is 0");
-  BootstrapCi ci;
-  ci.estimate = mean(num) / mean(den);
-  ci.level = level;
-  ci.resamples = resamples;
-  ci.seed = seed;
-  sim::Rng rng(seed);
-  std::vector<double> ratios;
-  ratios.reserve(resamples);
-  for (unsigned i = 0; i < resamples; ++i) {
-    const double mn = resampled_mean(num, rng);
-    const double md = resampled_mean(den, rng);
-    if (md != 0.0) ratios.push_back(mn / md);
-  }
-  if (ratios.empty()) ratios.push_back(ci.estimate);
-  ci.low = quantile(ratios, (1.0 - level) / 2.0, QuantileMethod::Linear);
-  ci.high = quantile(ratios, (1.0 + level) / 2.0, QuantileMethod::Linear);
-  return ci;
+  return percentile_ci(num, den, level, resamples, seed, mean(num) / mean(den),
+                       [](double mn, double md) -> std::optional<double> {
+                         if (md == 0.0) return std::nullopt;
+                         return mn / md;
+                       });
 }
 
 double bimodality_coefficient(std::span<const double> xs) {
