@@ -175,13 +175,12 @@ const Case* Catalogue::find(const std::string& name) const {
   return nullptr;
 }
 
+// The source tree's directory, from a file CMake generates (CMakeLists.txt).
+extern const char* const kBuiltinPublishedDir;
+
 std::string default_catalogue_dir() {
   if (const char* env = std::getenv("SCHEDLAB_PUBLISHED"); env && *env) return env;
-#ifdef SCHEDLAB_PUBLISHED_DIR
-  return SCHEDLAB_PUBLISHED_DIR;
-#else
-  return "published";
-#endif
+  return kBuiltinPublishedDir;
 }
 
 std::vector<PlannedFeature> parse_planned_features(const std::string& text, const std::string& file) {

@@ -427,13 +427,12 @@ void validate(const Machine& m) {
 
 // ---- profile files -------------------------------------------------------------------------
 
+// The source tree's directory, from a file CMake generates (CMakeLists.txt).
+extern const char* const kBuiltinProfileDir;
+
 std::string profile_dir() {
   if (const char* env = std::getenv("SCHEDLAB_PROFILES"); env && *env) return env;
-#ifdef SCHEDLAB_PROFILE_DIR
-  return SCHEDLAB_PROFILE_DIR;
-#else
-  return "profiles";
-#endif
+  return kBuiltinProfileDir;
 }
 
 std::vector<std::string> list_profiles() {
