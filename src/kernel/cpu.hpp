@@ -12,6 +12,7 @@
 // from a pool. Nothing here allocates per event once the vectors have grown.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernel/sched.hpp"
@@ -237,5 +238,16 @@ class Cpu {
   CpuEvent poll_limit;
   CpuEvent polling_wake;
 };
+
+// The CPUs' execution engines, and for each core how many of its threads are not in an idle
+// state (SMT co-run speed; cpu.cpp).
+struct CpuState {
+  std::unique_ptr<Cpu[]> cpus;
+  std::vector<int> core_busy;
+};
+
+inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
+inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }
+inline int& Kernel::core_busy(int core) { return cpus_->core_busy[core]; }
 
 }  // namespace schedlab::kernel

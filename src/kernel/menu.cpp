@@ -5,7 +5,8 @@
 // least a tick. Left out: the correction factors by buckets, the latency QoS limit.
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -16,7 +17,7 @@ constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400
 
 int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
   const auto& states = k.m.idle_states;
-  const MenuDevice& data = k.menu[rq.cpu];
+  const MenuDevice& data = k.menu(rq.cpu);
   int64_t tick = k.tick_period_ns();
   int64_t predicted = INT64_MAX / 4;  // no timer: tickless idle can last long
   if (!rq.timers.empty())
@@ -43,7 +44,7 @@ int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
     int64_t last = data.intervals[data.nr - 1];
     predicted = std::min(predicted, std::max<int64_t>(last, 0));
   }
-  const bool poll_limited = k.cpuidle[rq.cpu].poll_time_limit;
+  const bool poll_limited = k.cpuidle(rq.cpu).poll_time_limit;
   int chosen = -1;
   for (int i = 0; i < static_cast<int>(states.size()); ++i) {
     const auto& s = states[i];
@@ -57,7 +58,7 @@ int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
 
 // menu_update(): remember how long the CPU really stayed idle.
 void menu_update(Kernel& k, int cpu, int64_t measured_ns) {
-  MenuDevice& data = k.menu[cpu];
+  MenuDevice& data = k.menu(cpu);
   if (data.nr == kMenuIntervals) {
     std::copy(data.intervals + 1, data.intervals + kMenuIntervals, data.intervals);
     --data.nr;

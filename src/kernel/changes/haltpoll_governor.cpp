@@ -13,7 +13,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/guest.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -93,7 +97,7 @@ class HaltpollGovernor final : public Change {
     CpuidleChoice c{.state = kHalt, .stop_tick = true};
     if (s.poll_limit_ns == 0 || !poll_usable) {
       c.state = kHalt;
-    } else if (s.last_state == kPoll && k.cpuidle[rq.cpu].poll_time_limit) {
+    } else if (s.last_state == kPoll && k.cpuidle(rq.cpu).poll_time_limit) {
       c.state = kHalt;  // no event in the poll window: halt
       counter(rq, kPollTimeout)++;
     } else {
@@ -114,7 +118,7 @@ class HaltpollGovernor final : public Change {
   HookResult<> on_cpuidle_exit(Rq& rq, int state, const Irq*) override {
     if (!active_ || state != kHalt) return {};
     PerCpu& s = cpu_[rq.cpu];
-    int64_t block = (k.now() - k.cpuidle[rq.cpu].entered).count();
+    int64_t block = (k.now() - k.cpuidle(rq.cpu).entered).count();
     int change = 0;
     s.poll_limit_ns = haltpoll_adjust_poll_limit(s.poll_limit_ns, block, p_, change);
     if (change > 0) counter(rq, kGrow)++;
