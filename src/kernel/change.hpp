@@ -91,10 +91,6 @@ T decided(const HookResult<T>& r) {
   return r.value;
 }
 // Decisions of more than one value.
-struct CpuidleChoice {  // cpuidle_select
-  int state;
-  bool stop_tick;
-};
 struct IdleFlush {  // do_idle_flush
   bool flush;            // flush_smp_call_function_queue() in do_idle()
   bool always_schedule;  // schedule_idle() even without need_resched() after the flush
@@ -169,22 +165,6 @@ class Change {
   // do_idle() found nothing to run and is about to choose an idle state for the first time.
   // cost_ns: charged to the idle entry step.
   virtual HookResult<> on_do_idle(Rq& /*rq*/) { return {}; }
-  // cpuidle_idle_call(): the governor chose a state (an index of the machine's idle states, or
-  // their count for default_idle / idle=poll) and whether to stop the tick; the change may
-  // choose otherwise. cost_ns: charged to the governor's step.
-  virtual HookResult<CpuidleChoice> on_cpuidle_select(Rq& /*rq*/, CpuidleChoice chosen) {
-    return {.value = chosen};
-  }
-  // cpuidle_poll_time(): the POLL state about to be entered polls at most the returned ns. No
-  // work.
-  virtual HookResult<int64_t> on_cpuidle_poll_time(Rq& /*rq*/, int64_t limit_ns) {
-    return {.value = limit_ns};
-  }
-  // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup).
-  // cost_ns: charged to the exit step.
-  virtual HookResult<> on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) {
-    return {};
-  }
   // sched_balance_newidle(): the built-in gates (overload, avg_idle vs the lowest domain's
   // cost) said `balance`; the change may veto or force it. No work.
   virtual HookResult<bool> on_newidle_balance(Rq& /*rq*/, bool balance) {

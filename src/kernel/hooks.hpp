@@ -19,9 +19,6 @@ namespace schedlab::kernel {
   HOOK(select_idle_cpu_visit)                                                                    \
   HOOK(select_idle_cpu_done)                                                                     \
   HOOK(do_idle)                                                                                  \
-  HOOK(cpuidle_select)                                                                           \
-  HOOK(cpuidle_poll_time)                                                                        \
-  HOOK(cpuidle_exit)                                                                             \
   HOOK(newidle_balance)                                                                          \
   HOOK(sched_tick)                                                                               \
   HOOK(call_function_single_prep_ipi)                                                            \

@@ -26,9 +26,6 @@ namespace schedlab::kernel {
 
 namespace {
 constexpr int64_t kPollMinNs = 10000;  // CPUIDLE_POLL_MIN
-// menu_update(): a wakeup by the tick says little about how long the idle period would have
-// been; menu records 9/10 of MAX_INTERESTING (50 ms) instead.
-constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
 }  // namespace
 
 // --- the idle class -------------------------------------------------------------------------
@@ -178,22 +175,13 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
     return;
   }
   bool stop = false;
-  int state = menu_select(k, rq, stop);
+  int state = k.cpuidle().governor->select(k, rq, stop);
   if (state < 0) {
     state = nstates;  // default_idle_call(): HLT/WFI, not polling, tick stopped
     stop = true;
   }
-  CpuidleChoice choice{.state = state, .stop_tick = stop};
-  int64_t hook_ns = 0;
-  for (Change* ch : k.hooks(Hook::cpuidle_select)) {
-    HookResult<CpuidleChoice> r = ch->on_cpuidle_select(rq, choice);
-    choice = r.value;
-    hook_ns += r.cost_ns;
-  }
-  state = choice.state;
-  stop = choice.stop_tick;
   CpuidleDevice& dev = k.cpuidle(rq.cpu);
-  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns + hook_ns;
+  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns;
   dev.entry_extra_ns = 0;
   if (stop && !k.tick_sched(rq.cpu).tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
@@ -250,8 +238,7 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
       limit = std::min(limit, s.target_residency_ns);
       break;
     }
-    for (Change* c : k.hooks(Hook::cpuidle_poll_time))
-      limit = decided(c->on_cpuidle_poll_time(rq, limit));
+    limit = k.cpuidle().governor->poll_time(k, rq, limit);
     k.ev.schedule(cpu.poll_limit, k.now() + Time::ns(limit));
   }
 }
@@ -292,16 +279,13 @@ void cpuidle_exit_state(Kernel& k, Rq& rq, bool slept) {
   const int nst = static_cast<int>(k.m.idle_states.size());
   int state = dev.state;
   bool by_tick = cpu.tick_pending();
-  menu_update(k, rq.cpu, by_tick ? kTickWakeupNs : (k.now() - dev.entered).count());
+  k.cpuidle().governor->reflect(k, rq, state, (k.now() - dev.entered).count(), by_tick);
   if (k.sink) k.sink->cpu_idle(k.now(), rq.cpu, -1);
   int64_t exit = slept && state < nst ? k.m.idle_states[state].wake_cost_ns : 0;
   dev.state = -1;
   dev.polls_with_irqs_on = false;
   rq.polling = false;
-  int64_t exit_ns = k.cost(exit);
-  for (Change* c : k.hooks(Hook::cpuidle_exit))
-    exit_ns += c->on_cpuidle_exit(rq, state, cpu.first_pending_irq()).cost_ns;
-  cpu.push_step(KernelPath::IdleExit, exit_ns);
+  cpu.push_step(KernelPath::IdleExit, k.cost(exit));
   cpu.run_steps(Resume::CpuidleIrqsOn);
 }
 

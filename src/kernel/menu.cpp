@@ -13,7 +13,20 @@ namespace schedlab::kernel {
 namespace {
 constexpr int kMenuIntervals = MenuDevice::kIntervals;              // menu.c INTERVALS
 constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400 us^2
+// menu_update(): a wakeup by the tick says little about how long the idle period would have
+// been; menu records 9/10 of MAX_INTERESTING (50 ms) instead.
+constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
+
+// menu_reflect() / menu_update(): the idle period's length joins the history.
+void menu_reflect(Kernel& k, Rq& rq, int /*state*/, int64_t residency_ns, bool by_tick) {
+  menu_update(k, rq.cpu, by_tick ? kTickWakeupNs : residency_ns);
+}
+// menu leaves POLL's limit as the driver computed it.
+int64_t menu_poll_time(Kernel& /*k*/, Rq& /*rq*/, int64_t limit_ns) { return limit_ns; }
 }  // namespace
+
+const CpuidleGovernorOps menu_governor = {
+    .name = "menu", .select = menu_select, .reflect = menu_reflect, .poll_time = menu_poll_time};
 
 int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
   const auto& states = k.m.idle_states;
