@@ -6,7 +6,9 @@
 # kernel/base.hpp (the Kernel object, its shared services) and the state headers it uses
 # (sched.hpp, cpu.hpp, cpuidle.hpp, tick.hpp, softirq.hpp, smp.hpp, guest.hpp, deferred.hpp,
 # change.hpp). And no header in src/kernel includes kernel.hpp, nor a change kept outside the tree
-# (examples/changes/, built in as SCHEDLAB_CHANGES_DIR builds it). Lists each offending
+# (examples/changes/, built in as SCHEDLAB_CHANGES_DIR builds it). A change also acts only
+# through its hooks and the kernel's API: none sets a CPU's mode itself (Cpu::set_mode(); a
+# busy-wait is Cpu::spin_wait()). Lists each offending
 # FILE:LINE and exits 1 if there is one, 0 otherwise; exit 2 on an argument (it takes none).
 set -euo pipefail
 
@@ -22,4 +24,12 @@ while IFS= read -r line; do
   total=$((total + 1))
 done <<< "$bad"
 echo "include-rule: $total files in src/kernel include kernel.hpp besides kernel.cpp (policy files include base.hpp and the state headers they use)" >&2
-[ "$total" = 0 ]
+modes=$(grep -rnE '\bset_mode[[:space:]]*\(' src/kernel/changes examples/changes || true)
+nmodes=0
+while IFS= read -r line; do
+  [ -n "$line" ] || continue
+  echo "$line"
+  nmodes=$((nmodes + 1))
+done <<< "$modes"
+echo "include-rule: $nmodes calls of Cpu::set_mode() in changes (a change acts through hooks and the kernel API)" >&2
+[ "$total" = 0 ] && [ "$nmodes" = 0 ]

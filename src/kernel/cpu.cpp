@@ -259,6 +259,16 @@ void Cpu::task_segment_done() {
   continue_task();
 }
 
+void Cpu::spin_wait(KernelPath path) {
+  set_mode(Mode::Spin);
+  account(k_->bucket_for_path(path));
+}
+
+void Cpu::spin_wait_done() {
+  account(0);
+  return_to_task();
+}
+
 // Back in task context after a kernel chain or an interrupt: take pending interrupts, honour
 // need_resched (the preemption point on return), then resume what the task was doing.
 void Cpu::return_to_task() {

@@ -184,6 +184,15 @@ class Cpu {
   bool segment_running() const { return segment_end_.scheduled(); }
   void continue_task();               // ask curr's program for its next step
   void return_to_task();              // after an interrupt or kernel chain in task context
+  // Kernel code busy-waits on this CPU with interrupts on, for the task that is still curr (a
+  // change's spin, e.g. IDLE_SPIN): Mode::Spin, the time accounted to `path`. An interrupt is
+  // handled and comes back through return_to_task() (and its hook), which decides what next.
+  void spin_wait(KernelPath path);
+  // The busy-wait is over and the task it held runs on: its time is the task's again, then
+  // return_to_task().
+  void spin_wait_done();
+  bool spin_waiting() const { return mode_ == Mode::Spin; }
+  bool in_kernel() const { return mode_ == Mode::Kernel; }  // in a kernel chain or an interrupt
   void deliver_irq(const Irq& irq);
   void process_pending_irqs(Continuation then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
