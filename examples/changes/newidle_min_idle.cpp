@@ -9,7 +9,7 @@
 // (`this_rq->avg_idle < sysctl_sched_migration_cost`), on top of the kernel's own gate
 // (avg_idle below the lowest domain's max_newidle_lb_cost). The default threshold is
 // sysctl_sched_migration_cost's default, 500 us (kernel/sched/fair.c).
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"  // Change, its hooks; with sched.hpp (Rq) and base.hpp (Kernel)
 
 namespace schedlab::kernel {
 namespace {

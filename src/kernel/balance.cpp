@@ -9,7 +9,9 @@
 #include <cmath>
 #include <optional>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 #include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
@@ -84,12 +86,12 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
   for (int c : sd.span) {
     cost += k.remote_read(this_cpu, c) + k.m.costs.balance_per_cpu_ns;
     if (c == rq.cpu) continue;
-    if (busiest < 0 || k.rqs[c].nr_running > k.rqs[busiest].nr_running) busiest = c;
+    if (busiest < 0 || k.rq(c).nr_running > k.rq(busiest).nr_running) busiest = c;
   }
-  if (&sd == &rq.sd.back()) k.rd.overload = k.rd.nr_overloaded > 0;  // root level stats
+  if (&sd == &rq.sd.back()) k.rd().overload = k.rd().nr_overloaded > 0;  // root level stats
   // No imbalance is "no busiest group" then "balanced" (the model has no groups: never nobusyq).
   if (busiest < 0) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
-  Rq& b = k.rqs[busiest];
+  Rq& b = k.rq(busiest);
   int diff = b.nr_running - rq.nr_running;
   if (b.nr_running < 2 || diff < 2) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   int want = std::max(1, diff / 2);
@@ -143,7 +145,7 @@ static void update_newidle_cost(Kernel& k, SchedDomain& sd, int64_t cost) {
 // The blocked-load update counts in the first level's cost (v5.17+). Without a pull,
 // nohz_newidle_balance(). Its work is charged as steps of the CPU's chain.
 int sched_balance_newidle(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   rq.c.newidle_balance_calls++;
   if (rq.ttwu_pending) {
     rq.c.newidle_balance_skipped++;
@@ -155,7 +157,7 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
     rq.c.newidle_balance_skipped++;
     return 0;
   }
-  bool balance = k.rd.overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
+  bool balance = k.rd().overload && rq.avg_idle >= rq.sd.front().max_newidle_lb_cost;
   for (Change* c : k.hooks(Hook::newidle_balance))
     balance = decided(c->on_newidle_balance(rq, balance));
   int pulled = 0;
@@ -204,7 +206,7 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
 // for an update, flags itself to do it at the top of do_idle() instead of kicking another CPU.
 void nohz_newidle_balance(Kernel& k, Rq& rq) {
   if (rq.avg_idle < k.m.tunables.migration_cost_ns) return;
-  if (!k.nohz.has_blocked || k.jiffies() < k.nohz.next_blocked) return;
+  if (!k.nohz().has_blocked || k.jiffies() < k.nohz().next_blocked) return;
   rq.nohz_flags |= NOHZ_NEWILB_KICK;
   rq.c.nohz_newilb_kick++;
 }
@@ -223,15 +225,15 @@ int64_t nohz_run_idle_balance(Kernel& k, Rq& rq) {
 // update_idle_cpu_scan() (SIS_UTIL, Chen Yu, v6.0): nr_idle_scan falls quadratically with the
 // LLC's utilisation and reaches 0 at about 85 % (1/imbalance_pct).
 void update_idle_cpu_scan(Kernel& k, int llc) {
-  SchedDomainShared& sds = k.llcs[llc];
+  SchedDomainShared& sds = k.llc_shared(llc);
   double sum = 0;
   for (int c : sds.cpus) {
-    update_rq_util(k, k.rqs[c]);
-    sum += std::min(k.rqs[c].util_avg, kCapacityScale);
+    update_rq_util(k, k.rq(c));
+    sum += std::min(k.rq(c).util_avg, kCapacityScale);
   }
   double w = static_cast<double>(sds.cpus.size());
   int pct = kSdImbalancePct;  // if the LLC has no domain of its own
-  for (const auto& sd : k.rqs[sds.cpus.front()].sd)
+  for (const auto& sd : k.rq(sds.cpus.front()).sd)
     if (sd.is_llc) pct = sd.imbalance_pct;
   double x = sum / w;
   double t = std::min(kCapacityScale, x * x * pct * pct / (10000.0 * kCapacityScale));
@@ -311,26 +313,26 @@ void nohz_balance_enter_idle(Kernel& k, Rq& rq) {
   rq.has_blocked_load = true;
   if (!rq.nohz_tick_stopped && !rq.sd.empty()) {
     rq.nohz_tick_stopped = true;
-    k.nohz.idle_cpus_mask[rq.cpu >> 6] |= 1ULL << (rq.cpu & 63);
-    k.nohz.nr_cpus++;
+    k.nohz().idle_cpus_mask[rq.cpu >> 6] |= 1ULL << (rq.cpu & 63);
+    k.nohz().nr_cpus++;
     if (!rq.sd_nohz_idle) {  // set_cpu_sd_state_idle()
       rq.sd_nohz_idle = true;
-      k.llcs[rq.llc].nr_busy_cpus--;
+      k.llc_shared(rq.llc).nr_busy_cpus--;
     }
-    k.nohz.needs_update = true;
+    k.nohz().needs_update = true;
   }
-  k.nohz.has_blocked = true;
+  k.nohz().has_blocked = true;
 }
 
 // nohz_balance_exit_idle() at the first busy tick.
 void nohz_balance_exit_idle(Kernel& k, Rq& rq) {
   if (!rq.nohz_tick_stopped) return;
   rq.nohz_tick_stopped = false;
-  k.nohz.idle_cpus_mask[rq.cpu >> 6] &= ~(1ULL << (rq.cpu & 63));
-  k.nohz.nr_cpus--;
+  k.nohz().idle_cpus_mask[rq.cpu >> 6] &= ~(1ULL << (rq.cpu & 63));
+  k.nohz().nr_cpus--;
   if (rq.sd_nohz_idle) {  // set_cpu_sd_state_busy()
     rq.sd_nohz_idle = false;
-    k.llcs[rq.llc].nr_busy_cpus++;
+    k.llc_shared(rq.llc).nr_busy_cpus++;
   }
 }
 
@@ -342,7 +344,7 @@ static void for_each_nohz_idle_cpu_wrap(const Kernel& k, int start, Fn fn) {
   for (int pass = 0; pass < 2; ++pass) {
     const int lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
     for (int w = lo >> 6; (w << 6) < hi; ++w) {
-      uint64_t bits = k.nohz.idle_cpus_mask[w];
+      uint64_t bits = k.nohz().idle_cpus_mask[w];
       if ((w << 6) < lo) bits &= ~0ULL << (lo & 63);
       for (; bits; bits &= bits - 1) {
         int c = (w << 6) + __builtin_ctzll(bits);
@@ -369,10 +371,10 @@ static int find_new_ilb(Kernel& k, int this_cpu, int64_t& cost) {
 // kick_ilb(): pick the idle load balancer, OR the flags into its nohz_flags and, unless a kick
 // is already pending there, smp_call_function_single_async() its nohz_csd.
 static void kick_ilb(Kernel& k, Rq& rq, uint8_t flags, int64_t& cost) {
-  if (flags & NOHZ_BALANCE_KICK) k.nohz.next_balance = k.jiffies() + 1;
+  if (flags & NOHZ_BALANCE_KICK) k.nohz().next_balance = k.jiffies() + 1;
   int ilb = find_new_ilb(k, rq.cpu, cost);
   if (ilb < 0) return;
-  Rq& t = k.rqs[ilb];
+  Rq& t = k.rq(ilb);
   if ((t.nohz_flags & flags) == flags) return;
   const uint8_t old = t.nohz_flags;
   t.nohz_flags |= flags;
@@ -389,15 +391,15 @@ static void kick_ilb(Kernel& k, Rq& rq, uint8_t flags, int64_t& cost) {
 void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost) {
   if (rq.idle_balance) return;
   nohz_balance_exit_idle(k, rq);
-  if (k.nohz.nr_cpus == 0) return;
+  if (k.nohz().nr_cpus == 0) return;
   const int64_t now = k.jiffies();
   uint8_t flags = 0;
-  if (k.nohz.has_blocked && now > k.nohz.next_blocked) flags = NOHZ_STATS_KICK;
-  if (now >= k.nohz.next_balance) {
-    if (rq.nr_running >= 2 || k.llcs[rq.llc].nr_busy_cpus > 1)
+  if (k.nohz().has_blocked && now > k.nohz().next_blocked) flags = NOHZ_STATS_KICK;
+  if (now >= k.nohz().next_balance) {
+    if (rq.nr_running >= 2 || k.llc_shared(rq.llc).nr_busy_cpus > 1)
       flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
   }
-  if (k.nohz.needs_update) flags |= NOHZ_NEXT_KICK;
+  if (k.nohz().needs_update) flags |= NOHZ_NEXT_KICK;
   if (flags) kick_ilb(k, rq, flags, cost);
 }
 
@@ -426,8 +428,8 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
   bool has_blocked = false;
   bool aborted = false;
   this_rq.c.nohz_idle_balance++;
-  if (flags & NOHZ_STATS_KICK) k.nohz.has_blocked = false;
-  if (flags & NOHZ_NEXT_KICK) k.nohz.needs_update = false;
+  if (flags & NOHZ_STATS_KICK) k.nohz().has_blocked = false;
+  if (flags & NOHZ_NEXT_KICK) k.nohz().needs_update = false;
   for_each_nohz_idle_cpu_wrap(k, (this_cpu + 1) % k.nr_cpus(), [&](int c) {
     cost += k.remote_read(this_cpu, c);
     if (!idle_cpu(k, c)) return true;
@@ -439,11 +441,11 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
     }
     if (busy) {
       if (flags & NOHZ_STATS_KICK) has_blocked = true;
-      if (flags & NOHZ_NEXT_KICK) k.nohz.needs_update = true;
+      if (flags & NOHZ_NEXT_KICK) k.nohz().needs_update = true;
       aborted = true;
       return false;
     }
-    Rq& rq = k.rqs[c];
+    Rq& rq = k.rq(c);
     if (flags & NOHZ_STATS_KICK) has_blocked |= update_nohz_stats(k, this_cpu, rq, cost);
     if (k.now() >= rq.next_balance) {
       cost += k.remote_read(this_cpu, c);  // rq_lock_irqsave(); update_rq_clock()
@@ -460,12 +462,12 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
   } else {
     if (update_next) {
       int64_t j = next_balance.count() / k.tick_period_ns();
-      k.nohz.next_balance = std::min(j, next_balance_j);
+      k.nohz().next_balance = std::min(j, next_balance_j);
     }
     if (flags & NOHZ_STATS_KICK)
-      k.nohz.next_blocked = now + kLoadAvgPeriodMs * k.m.tunables.hz / 1000;
+      k.nohz().next_blocked = now + kLoadAvgPeriodMs * k.m.tunables.hz / 1000;
   }
-  if (has_blocked) k.nohz.has_blocked = true;
+  if (has_blocked) k.nohz().has_blocked = true;
   return k.cost(cost);
 }
 
@@ -474,7 +476,7 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
 // _nohz_idle_balance(). Before v6.13 it gave up when need_resched() was set, which a polling kick
 // always sets (ILB_NO_NEED_RESCHED drops that test).
 int64_t nohz_csd_func(Kernel& k, int cpu) {
-  Rq& rq = k.rqs[cpu];
+  Rq& rq = k.rq(cpu);
   rq.c.nohz_csd_run++;
   const uint8_t flags = rq.nohz_flags & (NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
   rq.nohz_flags &= static_cast<uint8_t>(~(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK));

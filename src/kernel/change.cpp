@@ -6,8 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernel/cpu.hpp"
+#include "kernel/deferred.hpp"
 #include "kernel/features.hpp"
-#include "kernel/kernel.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 

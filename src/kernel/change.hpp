@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "kernel/counters.hpp"
+#include "kernel/hooks.hpp"
 #include "kernel/sched.hpp"
 #include "sim/event_queue.hpp"
 
@@ -70,44 +71,6 @@ struct ChangeInfo {
   std::vector<ChangeTunable> tunables = {};
 };
 
-// The hook points: where kernel patches change behaviour. Each is a virtual method of Change
-// named on_<hook>, documented there; adding one = a line here, a virtual, and its call site.
-// Only hooks a change uses are here (a hook no change overrides is a call site that does
-// nothing): add one with the change that needs it.
-#define SCHEDLAB_CHANGE_HOOKS(HOOK)                                                              \
-  HOOK(schedule)                                                                                 \
-  HOOK(activate_task)                                                                            \
-  HOOK(ttwu_runnable)                                                                            \
-  HOOK(wakeup_preempt)                                                                           \
-  HOOK(wake_affine_idle)                                                                         \
-  HOOK(select_idle_cpu_depth)                                                                    \
-  HOOK(select_idle_cpu_candidate)                                                                \
-  HOOK(select_idle_cpu_visit)                                                                    \
-  HOOK(select_idle_cpu_done)                                                                     \
-  HOOK(do_idle)                                                                                  \
-  HOOK(cpuidle_select)                                                                           \
-  HOOK(cpuidle_poll_time)                                                                        \
-  HOOK(cpuidle_exit)                                                                             \
-  HOOK(newidle_balance)                                                                          \
-  HOOK(sched_tick)                                                                               \
-  HOOK(call_function_single_prep_ipi)                                                            \
-  HOOK(set_nr_if_polling)                                                                        \
-  HOOK(do_idle_flush)                                                                            \
-  HOOK(pick_next_task_newidle)                                                                   \
-  HOOK(update_newidle_cost)                                                                      \
-  HOOK(nohz_csd_func)                                                                            \
-  HOOK(nohz_idle_balance_busy)                                                                   \
-  HOOK(raise_softirq)                                                                            \
-  HOOK(return_to_task)
-
-enum class Hook : int {
-#define SCHEDLAB_HOOK_ENUM(name) name,
-  SCHEDLAB_CHANGE_HOOKS(SCHEDLAB_HOOK_ENUM)
-#undef SCHEDLAB_HOOK_ENUM
-  COUNT
-};
-inline constexpr int kNumHooks = static_cast<int>(Hook::COUNT);
-const char* hook_name(Hook h);
 
 struct ChangeType;
 struct ChangeEvent;
@@ -128,10 +91,6 @@ T decided(const HookResult<T>& r) {
   return r.value;
 }
 // Decisions of more than one value.
-struct CpuidleChoice {  // cpuidle_select
-  int state;
-  bool stop_tick;
-};
 struct IdleFlush {  // do_idle_flush
   bool flush;            // flush_smp_call_function_queue() in do_idle()
   bool always_schedule;  // schedule_idle() even without need_resched() after the flush
@@ -206,22 +165,6 @@ class Change {
   // do_idle() found nothing to run and is about to choose an idle state for the first time.
   // cost_ns: charged to the idle entry step.
   virtual HookResult<> on_do_idle(Rq& /*rq*/) { return {}; }
-  // cpuidle_idle_call(): the governor chose a state (an index of the machine's idle states, or
-  // their count for default_idle / idle=poll) and whether to stop the tick; the change may
-  // choose otherwise. cost_ns: charged to the governor's step.
-  virtual HookResult<CpuidleChoice> on_cpuidle_select(Rq& /*rq*/, CpuidleChoice chosen) {
-    return {.value = chosen};
-  }
-  // cpuidle_poll_time(): the POLL state about to be entered polls at most the returned ns. No
-  // work.
-  virtual HookResult<int64_t> on_cpuidle_poll_time(Rq& /*rq*/, int64_t limit_ns) {
-    return {.value = limit_ns};
-  }
-  // cpuidle_exit_state(): the CPU leaves `state`, woken by `irq` (null: a polling wakeup).
-  // cost_ns: charged to the exit step.
-  virtual HookResult<> on_cpuidle_exit(Rq& /*rq*/, int /*state*/, const Irq* /*irq*/) {
-    return {};
-  }
   // sched_balance_newidle(): the built-in gates (overload, avg_idle vs the lowest domain's
   // cost) said `balance`; the change may veto or force it. No work.
   virtual HookResult<bool> on_newidle_balance(Rq& /*rq*/, bool balance) {
@@ -361,6 +304,8 @@ struct ChangeRegistrar {
     register_change(std::move(t));
   }
 };
+
+inline Change* Kernel::change(const ChangeType& t) const { return change_by_index_[t.index]; }
 
 }  // namespace schedlab::kernel
 

@@ -3,7 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "kernel/kernel.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -32,7 +33,7 @@ void Checker::check() {
   int64_t dt = (now - last_check_).count();
   if (dt > 0)
     for (int c = 0; c < k_.nr_cpus(); ++c)
-      if (wasting_[c]) k_.rqs[c].c.wasted_idle_ns += dt;
+      if (wasting_[c]) k_.rq(c).c.wasted_idle_ns += dt;
   last_check_ = now;
 
   const uint64_t gen = ++gen_;
@@ -43,9 +44,9 @@ void Checker::check() {
     m.gen = gen;
     m.cpu = cpu;
   };
-  for (const auto& rq : k_.rqs) {
+  for (const auto& rq : k_.sched().rqs) {
     int cpu = rq.cpu;
-    const Cpu& exec = k_.cpus[cpu];
+    const Cpu& exec = k_.cpu(cpu);
     if (exec.bucket_start() > now) fail(cpu, nullptr, "accounting clock ahead of time");
     if (rq.curr != rq.idle) {
       mark(rq.curr).queued = false;
@@ -85,11 +86,11 @@ void Checker::check() {
     if (mark(t.get()).gen != gen) fail(t->cpu, t.get(), "runnable task is nowhere (lost)");
   }
   // Which CPUs are now idle while their LLC has a task waiting on a runqueue.
-  for (const auto& l : k_.llcs) {
+  for (const auto& l : k_.sched().llcs) {
     bool waiting = false;
     for (int c : l.cpus)
-      if (!k_.rqs[c].cfs.empty() || !k_.rqs[c].rt.empty()) waiting = true;
-    for (int c : l.cpus) wasting_[c] = waiting && k_.cpus[c].mode() == Mode::Idle;
+      if (!k_.rq(c).cfs.empty() || !k_.rq(c).rt.empty()) waiting = true;
+    for (int c : l.cpus) wasting_[c] = waiting && k_.cpu(c).mode() == Mode::Idle;
   }
 }
 

@@ -4,13 +4,15 @@
 #include <optional>
 #include <stdexcept>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 #include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
 
 bool idle_cpu(const Kernel& k, int cpu) {
-  const Rq& rq = k.rqs[cpu];
+  const Rq& rq = k.rq(cpu);
   return rq.curr == rq.idle && rq.nr_running == 0 && !rq.ttwu_pending;
 }
 
@@ -19,9 +21,9 @@ static void change_nr_running(Kernel& k, Rq& rq, int delta) {
   bool was = rq.nr_running >= 2;
   rq.nr_running += delta;
   bool is = rq.nr_running >= 2;
-  if (was != is) k.rd.nr_overloaded += is ? 1 : -1;
-  if (is && !k.rd.overload) {  // set_rd_overloaded()
-    k.rd.overload = true;
+  if (was != is) k.rd().nr_overloaded += is ? 1 : -1;
+  if (is && !k.rd().overload) {  // set_rd_overloaded()
+    k.rd().overload = true;
     rq.c.rd_overload_set++;
   }
 }
@@ -51,10 +53,10 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
   if (k.sink) k.sink->sched_migrate_task(k.now(), cpu, k.info(p), p->cpu, cpu);
   p->cold_penalty += k.m.cache_cold_ns(d);
   p->nr_migrations++;
-  k.rqs[cpu].c.migrations++;
+  k.rq(cpu).c.migrations++;
   if (p->state != TaskState::Dead) {
-    k.nr_assigned[p->cpu]--;
-    k.nr_assigned[cpu]++;
+    k.nr_assigned(p->cpu)--;
+    k.nr_assigned(cpu)++;
   }
   p->cpu = cpu;
 }
@@ -65,7 +67,7 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
 // raw_spin_rq_unlock_irq() takes the interrupts that arrived meanwhile, then schedule_idle()'s
 // need_resched test.
 void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   cpu.push_step(path, cost);
   cpu.run_steps(Resume::IrqsThenScheduleIdleLoop);
 }
@@ -74,7 +76,7 @@ void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost) 
 // switch. A change may take the CPU over before prev is dequeued (Hook::schedule). Left out:
 // RCU, PSI, core scheduling, sched_ext, delayed dequeue.
 void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   Task* prev = rq.curr;
   const bool from_idle = mode == SchedMode::SM_IDLE;
   const KernelPath path = from_idle ? KernelPath::ScheduleIdle : KernelPath::Schedule;
@@ -137,7 +139,7 @@ void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
   if (prev != next) update_rq_util(k, rq);
   if (prev != next && prev != rq.idle) rq.c.rq_cpu_time += (k.now() - prev->last_arrival).count();
   if (next == rq.idle) {
-    k.cpus[rq.cpu].resume(Resume::IrqsThenScheduleIdleLoop);
+    k.cpu(rq.cpu).resume(Resume::IrqsThenScheduleIdleLoop);
     return;
   }
   if (prev != next) {
@@ -145,7 +147,7 @@ void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
     next->run_delay_ns += (k.now() - next->runnable_since).count();
     rq.c.run_delay += (k.now() - next->runnable_since).count(), rq.c.pcount++, next->last_arrival = k.now();
   }
-  k.cpus[rq.cpu].return_to_task();
+  k.cpu(rq.cpu).return_to_task();
 }
 
 // pick_next_task(): put prev back if it is still runnable, then each class in priority order;
@@ -184,7 +186,7 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
 // rq->idle_balance, then sched_balance_trigger(): SCHED_SOFTIRQ when a balance is due (it runs
 // at irq_exit()) and the NOHZ idle-balance kick.
 void sched_tick(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   rq.c.ticks++;
   int64_t c = k.cost(k.m.costs.tick_ns);
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
@@ -225,11 +227,11 @@ bool set_cpus_allowed_ptr(Kernel& k, Rq& rq, Task* p, const std::vector<bool>* m
   int dest = static_cast<int>(std::find(mask->begin(), mask->end(), true) - mask->begin());
   deactivate_task(k, rq, p);  // update_curr() and the lag, as dequeue_task() of curr does
   int64_t c = k.cost(k.m.costs.migrate_task_ns);
-  k.cpus[rq.cpu].push_step(KernelPath::Schedule, c);
+  k.cpu(rq.cpu).push_step(KernelPath::Schedule, c);
   __schedule(k, rq, SchedMode::SM_NONE);  // p is off this runqueue: it is not picked again
   // move_queued_task(), once p is no longer this CPU's current task.
   set_task_cpu(k, p, dest);
-  Rq& to = k.rqs[dest];
+  Rq& to = k.rq(dest);
   activate_task(k, to, p);
   wakeup_preempt(k, rq.cpu, to, p, c);
   return true;
@@ -240,7 +242,7 @@ bool set_cpus_allowed_ptr(Kernel& k, Rq& rq, Task* p, const std::vector<bool>* m
 void do_exit(Kernel& k, Rq& rq, Task* p) {
   p->state = TaskState::Dead;
   p->exit_time = k.now();
-  k.nr_assigned[p->cpu]--;
+  k.nr_assigned(p->cpu)--;
   __schedule(k, rq, SchedMode::SM_NONE);
 }
 
@@ -291,11 +293,11 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
   int cpu = select_task_rq(k, this_cpu, waker, p, sync, c);
   if (cpu != prev_cpu) set_task_cpu(k, p, cpu);
   if (cpu == this_cpu)
-    k.rqs[this_cpu].c.ttwu_local++;
+    k.rq(this_cpu).c.ttwu_local++;
   else
-    k.rqs[this_cpu].c.ttwu_remote++;
-  if (int l = lowest_sd_level_spanning(k.rqs[this_cpu], cpu); cpu != this_cpu && l >= 0)
-    k.rqs[this_cpu].c.ttwu_wake_remote[l]++;  // ttwu_stat()
+    k.rq(this_cpu).c.ttwu_remote++;
+  if (int l = lowest_sd_level_spanning(k.rq(this_cpu), cpu); cpu != this_cpu && l >= 0)
+    k.rq(this_cpu).c.ttwu_wake_remote[l]++;  // ttwu_stat()
   c += ttwu_queue(k, this_cpu, p, cpu, c);
   return c;
 }
@@ -304,7 +306,7 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
 // it running (one line transfer). `c` is the waker's cost so far; returns the new total.
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
   p->state = TaskState::Running;
-  k.rqs[this_cpu].c.ttwu_runnable++, k.rqs[this_cpu].c.ttwu_runnable_local += p->cpu == this_cpu;  // ttwu_stat()
+  k.rq(this_cpu).c.ttwu_runnable++, k.rq(this_cpu).c.ttwu_runnable_local += p->cpu == this_cpu;  // ttwu_stat()
   c += k.remote_read(this_cpu, p->cpu);
   for (Change* ch : k.hooks(Hook::ttwu_runnable)) ch->on_ttwu_runnable(this_cpu, p, c);
   if (k.sink) k.sink->sched_wakeup(k.now(), p->cpu, k.info(p), p->cpu);
@@ -317,14 +319,14 @@ bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
   if (!k.f.on(Feature::TTWU_QUEUE)) return false;
   if (cpu == this_cpu) return false;
   if (!k.topo.share_llc(cpu, this_cpu)) return true;
-  return k.rqs[cpu].nr_running == 0;
+  return k.rq(cpu).nr_running == 0;
 }
 
 int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
-  Rq& t = k.rqs[cpu];
+  Rq& t = k.rq(cpu);
   if (ttwu_queue_cond(k, this_cpu, cpu)) {
     // __ttwu_queue_wakelist(): set ttwu_pending, llist_add, IPI only if the queue was empty.
-    k.rqs[this_cpu].c.ttwu_wakelist++;
+    k.rq(this_cpu).c.ttwu_wakelist++;
     bool first = t.wake_list.empty() && t.call_queue.empty();
     t.ttwu_pending = true;
     t.wake_list.push_back(p);

@@ -8,7 +8,11 @@
 #include <cstddef>
 #include <stdexcept>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/deferred.hpp"
+#include "kernel/guest.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -18,16 +22,16 @@ void CpuEvent::process() {
     case StepEnd: c.step_done(); return;
     case SegmentEnd: c.task_segment_done(); return;
     case Tick: tick_sched_timer(*k, cpu); return;
-    case PollLimit: poll_idle_time_limit(*k, k->rqs[cpu]); return;
+    case PollLimit: poll_idle_time_limit(*k, k->rq(cpu)); return;
     case PollingWake:
-      if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rqs[cpu], true);
+      if (c.mode() == Mode::Idle) cpuidle_exit_state(*k, k->rq(cpu), true);
       return;
   }
 }
 
 void Cpu::init(Kernel& k, int cpu) {
   k_ = &k;
-  rq_ = &k.rqs[cpu];
+  rq_ = &k.rq(cpu);
   cpu_ = cpu;
   core_ = k.topo.core_of(cpu);
   auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
@@ -68,7 +72,7 @@ void Cpu::account(int bucket) {
 
 // Called in task mode, so this CPU is one of the core's busy threads.
 double Cpu::smt_speed() const {
-  int busy = k_->core_busy[core_];
+  int busy = k_->core_busy(core_);
   if (busy <= 1) return 1.0;
   // Per-thread rate when `busy` threads share the core: the pair throughput split evenly.
   return k_->m.costs.smt_pair_throughput / busy;
@@ -78,7 +82,7 @@ void Cpu::refresh_sibling_speed() {
   if (k_->topo.threads_per_core() < 2) return;
   for (int s : k_->topo.smt_mask(cpu_)) {
     if (s == cpu_) continue;
-    Cpu& o = k_->cpus[s];
+    Cpu& o = k_->cpu(s);
     if (o.mode_ == Mode::Task && o.rq_->curr->in_compute && !o.rq_->curr->waiting_csd) {
       o.pause_task_segment();
       o.start_task_segment();
@@ -91,7 +95,7 @@ void Cpu::set_mode(Mode m) {
   mode_ = m;
   bool busy = m != Mode::Idle;
   if (was_busy != busy) {
-    k_->core_busy[core_] += busy ? 1 : -1;
+    k_->core_busy(core_) += busy ? 1 : -1;
     refresh_sibling_speed();
   }
 }
@@ -255,6 +259,16 @@ void Cpu::task_segment_done() {
   continue_task();
 }
 
+void Cpu::spin_wait(KernelPath path) {
+  set_mode(Mode::Spin);
+  account(k_->bucket_for_path(path));
+}
+
+void Cpu::spin_wait_done() {
+  account(0);
+  return_to_task();
+}
+
 // Back in task context after a kernel chain or an interrupt: take pending interrupts, honour
 // need_resched (the preemption point on return), then resume what the task was doing.
 void Cpu::return_to_task() {
@@ -367,9 +381,9 @@ void Cpu::deliver_irq(const Irq& in) {
       handle_irq(irq, Resume::ReturnToTask);
       return;
     case Mode::Idle:
-      if (k_->guest.ops->hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
+      if (k_->guest().ops->hold_irq(*k_, cpu_, irq)) return;  // a halted vCPU waits for the host
       pending_irqs_.push_back(irq);
-      if (k_->cpuidle[cpu_].polls_with_irqs_on) {
+      if (k_->cpuidle(cpu_).polls_with_irqs_on) {
         // poll_idle() and cpu_idle_poll() spin with interrupts enabled: the handler runs inside
         // the loop, which then goes on polling unless need_resched.
         process_pending_irqs(Resume::PollContinue);

@@ -12,6 +12,7 @@
 // from a pool. Nothing here allocates per event once the vectors have grown.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernel/sched.hpp"
@@ -183,6 +184,15 @@ class Cpu {
   bool segment_running() const { return segment_end_.scheduled(); }
   void continue_task();               // ask curr's program for its next step
   void return_to_task();              // after an interrupt or kernel chain in task context
+  // Kernel code busy-waits on this CPU with interrupts on, for the task that is still curr (a
+  // change's spin, e.g. IDLE_SPIN): Mode::Spin, the time accounted to `path`. An interrupt is
+  // handled and comes back through return_to_task() (and its hook), which decides what next.
+  void spin_wait(KernelPath path);
+  // The busy-wait is over and the task it held runs on: its time is the task's again, then
+  // return_to_task().
+  void spin_wait_done();
+  bool spin_waiting() const { return mode_ == Mode::Spin; }
+  bool in_kernel() const { return mode_ == Mode::Kernel; }  // in a kernel chain or an interrupt
   void deliver_irq(const Irq& irq);
   void process_pending_irqs(Continuation then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
@@ -237,5 +247,16 @@ class Cpu {
   CpuEvent poll_limit;
   CpuEvent polling_wake;
 };
+
+// The CPUs' execution engines, and for each core how many of its threads are not in an idle
+// state (SMT co-run speed; cpu.cpp).
+struct CpuState {
+  std::unique_ptr<Cpu[]> cpus;
+  std::vector<int> core_busy;
+};
+
+inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
+inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }
+inline int& Kernel::core_busy(int core) { return cpus_->core_busy[core]; }
 
 }  // namespace schedlab::kernel

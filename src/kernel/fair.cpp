@@ -3,7 +3,8 @@
 // fork placement. Load balancing is in balance.cpp.
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 #include "kernel/schedstat.hpp"
 
 namespace schedlab::kernel {
@@ -190,7 +191,7 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
     bool share = k.topo.share_llc(this_cpu, prev_cpu);
     if (available_idle_cpu(k, this_cpu) && share)
       target = available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
-    else if (sync && k.rqs[this_cpu].nr_running == 1)
+    else if (sync && k.rq(this_cpu).nr_running == 1)
       target = this_cpu;
     else if (available_idle_cpu(k, prev_cpu))
       target = prev_cpu;
@@ -202,8 +203,8 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
     }
   }
   if (target < 0 && k.f.on(Feature::WA_WEIGHT)) {
-    int64_t this_load = k.rqs[this_cpu].nr_running * kNice0Load;
-    int64_t prev_load = k.rqs[prev_cpu].nr_running * kNice0Load;
+    int64_t this_load = k.rq(this_cpu).nr_running * kNice0Load;
+    int64_t prev_load = k.rq(prev_cpu).nr_running * kNice0Load;
     int64_t this_eff = this_load;
     if (sync) {
       if (kNice0Load > this_eff) {
@@ -215,7 +216,7 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
     if (target < 0) {
       this_eff += p->weight;
       int64_t prev_eff = prev_load;  // p is not on prev's rq any more
-      int pct = k.rqs[prev_cpu].sd.empty() ? kSdImbalancePct : k.rqs[prev_cpu].sd.back().imbalance_pct;
+      int pct = k.rq(prev_cpu).sd.empty() ? kSdImbalancePct : k.rq(prev_cpu).sd.back().imbalance_pct;
       if (k.f.on(Feature::WA_BIAS)) {
         this_eff *= 100;
         prev_eff *= 100 + (pct - 100) / 2;
@@ -224,8 +225,8 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_eff < prev_eff ? this_cpu : -1;
     }
   }
-  if (int l = lowest_sd_level_spanning(k.rqs[this_cpu], prev_cpu); target == this_cpu && l >= 0)
-    k.rqs[this_cpu].c.ttwu_move_affine[l]++;  // schedstat
+  if (int l = lowest_sd_level_spanning(k.rq(this_cpu), prev_cpu); target == this_cpu && l >= 0)
+    k.rq(this_cpu).c.ttwu_move_affine[l]++;  // schedstat
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 
@@ -263,7 +264,7 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
     cost += k.remote_read(this_cpu, recent);
     if (available_idle_cpu(k, recent)) return recent;
   }
-  SchedDomainShared& sds = k.llcs[topo.llc_of(target)];
+  SchedDomainShared& sds = k.llc_shared(topo.llc_of(target));
   bool has_idle_core = false;
   if (topo.threads_per_core() > 1) {
     cost += k.remote_read(this_cpu, sds.cpus.front());  // the shared line
@@ -323,8 +324,8 @@ bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
 int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_core,
                     int64_t& cost) {
   const CpuTopology& topo = k.topo;
-  SchedDomainShared& sds = k.llcs[topo.llc_of(target)];
-  Rq& this_rq = k.rqs[this_cpu];
+  SchedDomainShared& sds = k.llc_shared(topo.llc_of(target));
+  Rq& this_rq = k.rq(this_cpu);
   this_rq.c.select_idle_cpu_calls++;
   int nr = INT32_MAX;
   if (k.f.on(Feature::SIS_PROP) && !has_idle_core) {
@@ -362,9 +363,9 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   int found = -1;
   bool cut_off = false;  // the depth limit ended the scan (the kernel returns -1 at once)
   int idle_fallback = -1;
-  if (has_idle_core && ++k.core_seen_gen == 0) {  // the stamps wrapped: start afresh
-    std::fill(k.core_seen.begin(), k.core_seen.end(), 0);
-    k.core_seen_gen = 1;
+  if (has_idle_core && ++k.fair_scratch().core_seen_gen == 0) {  // the stamps wrapped: start afresh
+    std::fill(k.fair_scratch().core_seen.begin(), k.fair_scratch().core_seen.end(), 0);
+    k.fair_scratch().core_seen_gen = 1;
   }
   for (int i = 0; i < llc_n && found < 0; ++i) {
     int cpu = sds.cpus[(start + i) % llc_n];
@@ -378,8 +379,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     if (has_idle_core) {
       // select_idle_core(): a whole idle core; not limited by nr.
       int core = topo.core_of(cpu);
-      if (k.core_seen[core] == k.core_seen_gen) continue;
-      k.core_seen[core] = k.core_seen_gen;
+      if (k.fair_scratch().core_seen[core] == k.fair_scratch().core_seen_gen) continue;
+      k.fair_scratch().core_seen[core] = k.fair_scratch().core_seen_gen;
       if (select_idle_core(k, this_rq, p, cpu, idle_fallback, scan_cost)) found = cpu;
     } else {
       if (--nr <= 0) {
@@ -413,7 +414,7 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
 // if it is clear and every SMT sibling is idle, set_idle_cores() writes it (a line transfer
 // within the LLC). Returns the cost.
 int64_t __update_idle_core(Kernel& k, Rq& rq) {
-  SchedDomainShared& sds = k.llcs[rq.llc];
+  SchedDomainShared& sds = k.llc_shared(rq.llc);
   int64_t c = k.remote_read(Distance::Llc);
   if (sds.has_idle_cores) return c;
   for (int s : k.topo.smt_mask(rq.cpu)) {
@@ -434,8 +435,8 @@ int64_t __update_idle_core(Kernel& k, Rq& rq) {
 // costs O(allowed CPUs) as the kernel's walk over the domain's groups does.
 int sched_balance_find_dst_cpu(Kernel& k, const Task* p, int start_cpu) {
   const CpuTopology& topo = k.topo;
-  const std::vector<int>& load = k.nr_assigned;
-  ForkScratch& s = k.fork_scratch;
+  const std::vector<int>& load = k.sched().nr_assigned;
+  ForkScratch& s = k.fair_scratch().fork;
   std::vector<int>& cands = s.cands;
   cands.clear();
   for (int c = 0; c < k.nr_cpus(); ++c)

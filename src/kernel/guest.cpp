@@ -5,7 +5,10 @@
 #include <cctype>
 #include <cmath>
 
-#include "kernel/kernel.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/deferred.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -40,8 +43,8 @@ void GuestModel::init(const machine::Machine& m, const sim::Rng& seed_rng, int n
 }
 
 bool vcpu_halted(const Kernel& k, int cpu) {
-  if (k.cpus[cpu].mode() != Mode::Idle) return false;
-  int state = k.cpuidle[cpu].state;
+  if (k.cpu(cpu).mode() != Mode::Idle) return false;
+  int state = k.cpuidle(cpu).state;
   const int nst = static_cast<int>(k.m.idle_states.size());
   if (state >= 0 && state < nst) return !k.m.idle_states[state].polling;
   return !k.m.tunables.idle_poll;  // default_idle (HLT) or idle=poll
@@ -69,17 +72,17 @@ const PlatformOps kvm_guest_ops = {
     .hold_irq = guest_hold_irq,
 };
 
-int64_t ipi_send_cost(Kernel& k, int from, int to) { return k.guest.ops->ipi_send_ns(k, from, to); }
+int64_t ipi_send_cost(Kernel& k, int from, int to) { return k.guest().ops->ipi_send_ns(k, from, to); }
 int64_t ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_woken) {
-  return k.guest.ops->ipi_latency_ns(k, from, to, at, host_woken);
+  return k.guest().ops->ipi_latency_ns(k, from, to, at, host_woken);
 }
 
 // G2: without IPI virtualisation every send exits (KVM_HC_SEND_IPI with pv_send_ipi, else the
 // x2APIC ICR write); the model sends to one target at a time, so the two cost the same here.
 int64_t guest_ipi_send_ns(Kernel& k, int from, int to) {
-  GuestModel& g = k.guest;
+  GuestModel& g = k.guest();
   if (g.ipi_virtualization && !vcpu_halted(k, to)) return k.cost(k.m.costs.ipi_send_ns);
-  k.rqs[from].c.guest_ipi_exits++;
+  k.rq(from).c.guest_ipi_exits++;
   if (!g.ipi_send.known) return k.cost(k.m.costs.ipi_send_ns);
   return k.cost(g.ipi_send.draw(g.rng[from]));
 }
@@ -89,7 +92,7 @@ int64_t guest_ipi_send_ns(Kernel& k, int from, int to) {
 // one-way part of the measured round trip (running_ipi - send - handler entry), at least one
 // cache-line transfer.
 int64_t guest_ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_woken) {
-  GuestModel& g = k.guest;
+  GuestModel& g = k.guest();
   const int64_t bare = k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
   host_woken = false;
   if (vcpu_halted(k, to) && g.halted_wake.known) {
@@ -97,8 +100,8 @@ int64_t guest_ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_wo
     if (g.host_wake_at[to] > at) return (g.host_wake_at[to] - at).count();
     int64_t lat = k.cost(g.halted_wake.draw(g.rng[to]));
     g.host_wake_at[to] = at + Time::ns(lat);
-    k.rqs[to].c.guest_halted_wakes++;
-    k.rqs[to].c.guest_halted_wake_ns += lat;
+    k.rq(to).c.guest_halted_wakes++;
+    k.rq(to).c.guest_halted_wake_ns += lat;
     return lat;
   }
   if (!g.running_ipi.known || !g.ipi_send.known) return bare;
@@ -111,7 +114,7 @@ int64_t guest_ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_wo
 // background interrupt, an IPI that found it running and arrives after it halted), and steal: an
 // interrupt for a vCPU the host is not running waits until the host runs it again.
 bool guest_hold_irq(Kernel& k, int cpu, const Irq& irq) {
-  GuestModel& g = k.guest;
+  GuestModel& g = k.guest();
   if (!g.on) return false;
   Time now = k.now();
   Time when = now;
@@ -122,8 +125,8 @@ bool guest_hold_irq(Kernel& k, int cpu, const Irq& irq) {
     } else {
       int64_t lat = k.cost(g.halted_wake.draw(g.rng[cpu]));
       g.host_wake_at[cpu] = now + Time::ns(lat);
-      k.rqs[cpu].c.guest_halted_wakes++;
-      k.rqs[cpu].c.guest_halted_wake_ns += lat;
+      k.rq(cpu).c.guest_halted_wakes++;
+      k.rq(cpu).c.guest_halted_wake_ns += lat;
       when = std::max(when, g.host_wake_at[cpu]);
     }
   }
@@ -148,12 +151,12 @@ void BackgroundSource::process() {
   Kernel& kern = *k;
   int c = cpu >= 0 ? cpu : static_cast<int>(rng.below(kern.nr_cpus()));
   int64_t d = duration.draw(rng);
-  Cpu& target = kern.cpus[c];
-  kern.rqs[c].c.background_events++;
+  Cpu& target = kern.cpu(c);
+  kern.rq(c).c.background_events++;
   if (what->kind == "steal") {
     if (target.mode() == Mode::Idle) {
       // A halted vCPU the host does not run shows nothing; what arrives meanwhile waits.
-      GuestModel& g = kern.guest;
+      GuestModel& g = kern.guest();
       if (g.on) g.stolen_until[c] = std::max(g.stolen_until[c], kern.now() + Time::ns(d));
     } else {
       target.deliver_irq(Irq::of(Irq::Steal, d));

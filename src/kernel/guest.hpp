@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel/base.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
@@ -96,5 +97,8 @@ struct BackgroundSource final : sim::Event {
 // entry (per CPU and pinned for per-CPU kernel threads) that sleeps an exponential time and runs
 // its recorded duration.
 void background_start(Kernel& k, std::vector<std::unique_ptr<BackgroundSource>>& sources);
+
+inline GuestModel& Kernel::guest() { return *guest_; }
+inline const GuestModel& Kernel::guest() const { return *guest_; }
 
 }  // namespace schedlab::kernel

@@ -16,15 +16,16 @@
 //         schedule_idle() and the top of the next do_idle() (nohz_run_idle_balance()).
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/sched.hpp"
+#include "kernel/tick.hpp"
 
 namespace schedlab::kernel {
 
 namespace {
 constexpr int64_t kPollMinNs = 10000;  // CPUIDLE_POLL_MIN
-// menu_update(): a wakeup by the tick says little about how long the idle period would have
-// been; menu records 9/10 of MAX_INTERESTING (50 ms) instead.
-constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
 }  // namespace
 
 // --- the idle class -------------------------------------------------------------------------
@@ -71,8 +72,8 @@ bool need_resched_or_ipi(const Kernel&, const Rq& rq) {
 // do_idle() from the top: interrupts are on here (the rq unlock at the end of __schedule() took
 // the pending ones). nohz_run_idle_balance() runs first, with polling still clear.
 void do_idle(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
-  k.cpuidle[rq.cpu].poll_time_limit = false;
+  Cpu& cpu = k.cpu(rq.cpu);
+  k.cpuidle(rq.cpu).poll_time_limit = false;
   // rq->idle_stamp is set by newidle balance; without it, here, so avg_idle still learns.
   if (!k.f.on(Feature::NEWIDLE_BALANCE) && !rq.idle_stamp_valid) {
     rq.idle_stamp = k.now();
@@ -95,18 +96,18 @@ void do_idle(Kernel& k, Rq& rq) {
 
 // __current_set_polling(); tick_nohz_idle_enter(); then the loop.
 void do_idle_polling(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   rq.polling = true;
   // Changes' idle entry work is charged to the first idle entry step.
   for (Change* c : k.hooks(Hook::do_idle))
-    k.cpuidle[rq.cpu].entry_extra_ns += c->on_do_idle(rq).cost_ns;
+    k.cpuidle(rq.cpu).entry_extra_ns += c->on_do_idle(rq).cost_ns;
   cpu.push_step(KernelPath::IdleEntry, k.cost(k.m.costs.tick_nohz_idle_enter_ns));
   cpu.run_steps(Resume::IdleLoop);
 }
 
 // `while (!need_resched())`: interrupts are on between turns of the loop.
 void do_idle_loop(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   if (cpu.irqs_pending()) {
     cpu.set_mode(Mode::Kernel);
     cpu.process_pending_irqs(Resume::IdleLoop);
@@ -121,9 +122,9 @@ void do_idle_loop(Kernel& k, Rq& rq) {
 // The loop is left (need_resched seen, polling still set): tick_nohz_idle_exit() restarts the
 // tick if it was stopped and accounts the idle time.
 void do_idle_exit(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   int64_t c = k.cost(k.m.costs.tick_nohz_idle_exit_ns);
-  if (k.tick_sched[rq.cpu].tick_stopped) {
+  if (k.tick_sched(rq.cpu).tick_stopped) {
     c += k.cost(k.m.costs.nohz_restart_tick_ns);
     tick_nohz_idle_restart_tick(k, rq.cpu);
   }
@@ -136,7 +137,7 @@ void do_idle_exit(Kernel& k, Rq& rq) {
 // IPI whose handler runs the queue); with TIF_NOTIFY_IPI the flag is cleared before the flush
 // and schedule_idle() runs only if need_resched() is set after it (Hook::do_idle_flush).
 void do_idle_flush(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   rq.polling = false;
   rq.notify_ipi = false;
   IdleFlush what{.flush = false, .always_schedule = true};
@@ -161,11 +162,11 @@ void schedule_idle_loop(Kernel& k, Rq& rq) {
 // do_idle() work is charged here); then call_cpuidle(). idle=poll skips cpuidle:
 // cpu_idle_poll() with the tick kept, polling set all along.
 void cpuidle_idle_call(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   const int nstates = static_cast<int>(k.m.idle_states.size());
   if (k.m.tunables.idle_poll) {
     int64_t c = 0;
-    if (k.tick_sched[rq.cpu].tick_stopped) {  // tick_nohz_idle_restart_tick()
+    if (k.tick_sched(rq.cpu).tick_stopped) {  // tick_nohz_idle_restart_tick()
       c = k.cost(k.m.costs.nohz_restart_tick_ns);
       tick_nohz_idle_restart_tick(k, rq.cpu);
     }
@@ -174,24 +175,15 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
     return;
   }
   bool stop = false;
-  int state = menu_select(k, rq, stop);
+  int state = k.cpuidle().governor->select(k, rq, stop);
   if (state < 0) {
     state = nstates;  // default_idle_call(): HLT/WFI, not polling, tick stopped
     stop = true;
   }
-  CpuidleChoice choice{.state = state, .stop_tick = stop};
-  int64_t hook_ns = 0;
-  for (Change* ch : k.hooks(Hook::cpuidle_select)) {
-    HookResult<CpuidleChoice> r = ch->on_cpuidle_select(rq, choice);
-    choice = r.value;
-    hook_ns += r.cost_ns;
-  }
-  state = choice.state;
-  stop = choice.stop_tick;
-  CpuidleDevice& dev = k.cpuidle[rq.cpu];
-  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns + hook_ns;
+  CpuidleDevice& dev = k.cpuidle(rq.cpu);
+  int64_t c = k.cost(k.m.costs.cpuidle_select_ns) + dev.entry_extra_ns;
   dev.entry_extra_ns = 0;
-  if (stop && !k.tick_sched[rq.cpu].tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
+  if (stop && !k.tick_sched(rq.cpu).tick_stopped) c += k.cost(k.m.costs.nohz_stop_tick_ns);
   cpu.push_step(KernelPath::IdleEntry, c);
   cpu.run_steps(Continuation::call_cpuidle(state, stop));
 }
@@ -200,7 +192,7 @@ void cpuidle_idle_call(Kernel& k, Rq& rq) {
 // current_clr_polling_and_test(). A kick that landed while polling was set is seen here and the
 // state is not entered (-EBUSY); exit_idle sets polling again and the loop ends.
 void call_cpuidle(Kernel& k, Rq& rq, int state, bool stop_tick) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   if (stop_tick) tick_nohz_idle_stop_tick(k, rq.cpu);
   rq.polling = false;
   if (need_resched_or_ipi(k, rq)) {
@@ -218,12 +210,12 @@ void call_cpuidle(Kernel& k, Rq& rq, int state, bool stop_tick) {
 // polling was clear is pending: the state returns at once (MWAIT and HLT wake on it, POLL takes
 // it as soon as it enables interrupts).
 void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   const auto& states = k.m.idle_states;
   const int nst = static_cast<int>(states.size());
   const bool idle_poll = state >= nst && k.m.tunables.idle_poll;
   const bool polls = state < nst ? states[state].polling : idle_poll;
-  CpuidleDevice& dev = k.cpuidle[rq.cpu];
+  CpuidleDevice& dev = k.cpuidle(rq.cpu);
   dev.state = state;
   dev.entered = k.now();
   dev.polls_with_irqs_on = idle_poll || (state < nst && states[state].is_poll());
@@ -246,8 +238,7 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
       limit = std::min(limit, s.target_residency_ns);
       break;
     }
-    for (Change* c : k.hooks(Hook::cpuidle_poll_time))
-      limit = decided(c->on_cpuidle_poll_time(rq, limit));
+    limit = k.cpuidle().governor->poll_time(k, rq, limit);
     k.ev.schedule(cpu.poll_limit, k.now() + Time::ns(limit));
   }
 }
@@ -255,17 +246,17 @@ void cpuidle_enter_state(Kernel& k, Rq& rq, int state) {
 // poll_idle() hit its time limit: it returns (clearing polling) and the governor, seeing
 // poll_time_limit, chooses a deeper state on the next turn of the loop.
 void poll_idle_time_limit(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   if (cpu.mode() != Mode::Idle) return;  // in an interrupt: poll_idle_continue() sees the limit
-  k.cpuidle[rq.cpu].poll_time_limit = true;
+  k.cpuidle(rq.cpu).poll_time_limit = true;
   cpuidle_exit_state(k, rq, true);
 }
 
 // poll_idle() / cpu_idle_poll() after an interrupt taken while polling: go on polling unless
 // need_resched or the time limit passed meanwhile.
 void poll_idle_continue(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
-  CpuidleDevice& dev = k.cpuidle[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
+  CpuidleDevice& dev = k.cpuidle(rq.cpu);
   const bool timed_out = !cpu.poll_limit.scheduled() && !k.m.tunables.idle_poll;
   if (need_resched_or_ipi(k, rq) || timed_out) {
     if (timed_out) dev.poll_time_limit = true;
@@ -281,30 +272,27 @@ void poll_idle_continue(Kernel& k, Rq& rq) {
 // current_clr_polling()), then local_irq_enable() takes the pending interrupts, still with
 // polling clear.
 void cpuidle_exit_state(Kernel& k, Rq& rq, bool slept) {
-  Cpu& cpu = k.cpus[rq.cpu];
-  CpuidleDevice& dev = k.cpuidle[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
+  CpuidleDevice& dev = k.cpuidle(rq.cpu);
   k.ev.deschedule(cpu.poll_limit);
   k.ev.deschedule(cpu.polling_wake);
   const int nst = static_cast<int>(k.m.idle_states.size());
   int state = dev.state;
   bool by_tick = cpu.tick_pending();
-  menu_update(k, rq.cpu, by_tick ? kTickWakeupNs : (k.now() - dev.entered).count());
+  k.cpuidle().governor->reflect(k, rq, state, (k.now() - dev.entered).count(), by_tick);
   if (k.sink) k.sink->cpu_idle(k.now(), rq.cpu, -1);
   int64_t exit = slept && state < nst ? k.m.idle_states[state].wake_cost_ns : 0;
   dev.state = -1;
   dev.polls_with_irqs_on = false;
   rq.polling = false;
-  int64_t exit_ns = k.cost(exit);
-  for (Change* c : k.hooks(Hook::cpuidle_exit))
-    exit_ns += c->on_cpuidle_exit(rq, state, cpu.first_pending_irq()).cost_ns;
-  cpu.push_step(KernelPath::IdleExit, exit_ns);
+  cpu.push_step(KernelPath::IdleExit, k.cost(exit));
   cpu.run_steps(Resume::CpuidleIrqsOn);
 }
 
 // The rest of cpuidle_enter_state() (residency and usage accounting) and cpuidle_reflect();
 // exit_idle: __current_set_polling(); then the loop's need_resched test.
 void cpuidle_exit_done(Kernel& k, Rq& rq) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   cpu.push_step(KernelPath::IdleExit, k.cost(k.m.costs.cpuidle_exit_ns));
   cpu.run_steps(Resume::ExitIdle);
 }

@@ -13,26 +13,78 @@ namespace schedlab::kernel {
 Kernel::Kernel(const machine::Machine& machine, const Features& features,
                const KernelOptions& opts)
     : m(machine), f(features), topo(machine.topo), sink(opts.sink), rng(opts.seed),
-      cost_rng(sim::Rng(opts.seed).split("costs")) {
+      cost_rng_(sim::Rng(opts.seed).split("costs")) {
   const int n = topo.nr_cpus();
   tick_period_ns_ = m.tick_period_ns();
   for (Distance d : {Distance::Self, Distance::Smt, Distance::Llc, Distance::OtherLlc,
                      Distance::OtherSocket})
     remote_read_ns_[static_cast<int>(d)] = m.remote_read_ns(d);
-  rqs.resize(n);
-  cpuidle.resize(n);
-  menu.resize(n);
-  tick_sched.resize(n);
-  core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
-  nohz.idle_cpus_mask.assign((n + 63) / 64, 0);
-  softirq.resize(n);
-  nr_assigned.assign(n, 0);
-  core_seen.assign(topo.nr_cores(), 0);
-  fork_scratch.count.assign(topo.nr_cores(), 0);
-  fork_scratch.sum.assign(topo.nr_cores(), 0);
+  boot_state();
+  build_sched_domains(*this);
+  // The changes that are on, one instance each for this run; their hooks in name order.
+  change_by_index_.assign(change_types().size(), nullptr);
+  for (const ChangeType* t : change_types()) {
+    if (!f.change_on(t->index)) continue;
+    changes_.push_back(t->make(*this, *t));
+    change_by_index_[t->index] = changes_.back().get();
+    for (int h = 0; h < kNumHooks; ++h)
+      if (t->uses(static_cast<Hook>(h))) hooks_[h].push_back(changes_.back().get());
+  }
+  if (sink) sink->begin(m);
+  if (opts.check) {
+    checker_ = std::make_unique<Checker>(*this);
+    ev.set_after_each([this] { checker_->check(); });
+  }
+  // docs/variance.md: the per-run cost factor (S1), the tick phase (S4), the guest (S3).
+  if (m.noise.run_sigma > 0) run_factor_ = std::exp(m.noise.run_sigma * rng.split("noise/run").normal());
+  if (m.noise.tick_phase) tick_phase_ns_ = static_cast<int64_t>(rng.split("tick/phase").below(tick_period_ns_));
+  guest_->init(m, rng, n);
+  // Every CPU starts in its idle loop at time 0: just booted (--cold), or up and idle a while.
+  if (opts.cold) {
+    for (int cpu = 0; cpu < n; ++cpu) {
+      tick_sched_timer_start(*this, cpu);
+      do_idle(*this, rq(cpu));
+    }
+  } else {
+    warm_start(*this);
+  }
+  // [[background]] (S2); its kernel threads take low pids, the benchmark's tasks keep theirs.
+  if (!m.background.empty()) {
+    const int first_pid = next_pid_;
+    background_start(*this, background_);
+    next_pid_ = first_pid;
+  }
+}
+
+Kernel::~Kernel() = default;
+
+// Each subsystem's state for this machine, as boot (sched_init(), the per-CPU areas) leaves it:
+// every CPU in kernel mode running its idle task.
+void Kernel::boot_state() {
+  const int n = topo.nr_cpus();
+  sched_ = std::make_unique<SchedState>();
+  nohz_ = std::make_unique<NohzState>();
+  fair_scratch_ = std::make_unique<FairScratch>();
+  cpus_ = std::make_unique<CpuState>();
+  cpuidle_ = std::make_unique<CpuidleState>();
+  tick_ = std::make_unique<TickState>();
+  softirq_ = std::make_unique<SoftirqState>();
+  smp_ = std::make_unique<SmpScratch>();
+  guest_ = std::make_unique<GuestModel>();
+  sched_->rqs.resize(n);
+  cpuidle_->dev.resize(n);
+  cpuidle_->menu.resize(n);
+  tick_->cpus.resize(n);
+  cpus_->core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
+  nohz_->idle_cpus_mask.assign((n + 63) / 64, 0);
+  softirq_->cpus.resize(n);
+  sched_->nr_assigned.assign(n, 0);
+  fair_scratch_->core_seen.assign(topo.nr_cores(), 0);
+  fair_scratch_->fork.count.assign(topo.nr_cores(), 0);
+  fair_scratch_->fork.sum.assign(topo.nr_cores(), 0);
   size_t nstates = m.idle_states.size() + 1;  // + default_idle / idle=poll slot
   for (int cpu = 0; cpu < n; ++cpu) {
-    Rq& rq = rqs[cpu];
+    Rq& rq = sched_->rqs[cpu];
     rq.cpu = cpu;
     auto idle = std::make_unique<Task>();
     idle->id = static_cast<int>(tasks_.size());
@@ -52,8 +104,9 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
     rq.llc = topo.llc_of(cpu);
   }
-  cpus.reset(new Cpu[n]);
-  for (int cpu = 0; cpu < n; ++cpu) cpus[cpu].init(*this, cpu);
+  cpus_->cpus.reset(new Cpu[n]);
+  for (int cpu = 0; cpu < n; ++cpu) cpus_->cpus[cpu].init(*this, cpu);
+  std::vector<SchedDomainShared>& llcs = sched_->llcs;
   llcs.resize(topo.nr_llcs());
   for (int l = 0; l < topo.nr_llcs(); ++l) {
     llcs[l].cpus = topo.llc_cpus(l);
@@ -63,43 +116,7 @@ Kernel::Kernel(const machine::Machine& machine, const Features& features,
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
     llcs[l].nr_busy_cpus = static_cast<int>(llcs[l].cpus.size());  // sd_init(): all busy at boot
   }
-  build_sched_domains(*this);
-  // The changes that are on, one instance each for this run; their hooks in name order.
-  change_by_index_.assign(change_types().size(), nullptr);
-  for (const ChangeType* t : change_types()) {
-    if (!f.change_on(t->index)) continue;
-    changes_.push_back(t->make(*this, *t));
-    change_by_index_[t->index] = changes_.back().get();
-    for (int h = 0; h < kNumHooks; ++h)
-      if (t->uses(static_cast<Hook>(h))) hooks_[h].push_back(changes_.back().get());
-  }
-  if (sink) sink->begin(m);
-  if (opts.check) {
-    checker_ = std::make_unique<Checker>(*this);
-    ev.set_after_each([this] { checker_->check(); });
-  }
-  // docs/variance.md: the per-run cost factor (S1), the tick phase (S4), the guest (S3).
-  if (m.noise.run_sigma > 0) run_factor_ = std::exp(m.noise.run_sigma * rng.split("noise/run").normal());
-  if (m.noise.tick_phase) tick_phase_ns_ = static_cast<int64_t>(rng.split("tick/phase").below(tick_period_ns_));
-  guest.init(m, rng, n);
-  // Every CPU starts in its idle loop at time 0: just booted (--cold), or up and idle a while.
-  if (opts.cold) {
-    for (int cpu = 0; cpu < n; ++cpu) {
-      tick_sched_timer_start(*this, cpu);
-      do_idle(*this, rqs[cpu]);
-    }
-  } else {
-    warm_start(*this);
-  }
-  // [[background]] (S2); its kernel threads take low pids, the benchmark's tasks keep theirs.
-  if (!m.background.empty()) {
-    const int first_pid = next_pid_;
-    background_start(*this, background_);
-    next_pid_ = first_pid;
-  }
 }
-
-Kernel::~Kernel() = default;
 
 // The per-run factor (noise.run_sigma) times, with noise.jitter_cov, an independent draw.
 int64_t Kernel::cost(int64_t ns) {
@@ -107,13 +124,13 @@ int64_t Kernel::cost(int64_t ns) {
   double cov = m.noise.jitter_cov;
   if (cov <= 0 && run_factor_ == 1.0) return ns;
   double factor = run_factor_;
-  if (cov > 0) factor *= std::max(0.0, 1.0 + cov * cost_rng.normal());
+  if (cov > 0) factor *= std::max(0.0, 1.0 + cov * cost_rng_.normal());
   return static_cast<int64_t>(ns * factor + 0.5);
 }
 
 CpuCounters Kernel::total() const {
   CpuCounters t;
-  for (const auto& rq : rqs) t.add(rq.c);
+  for (const auto& rq : sched_->rqs) t.add(rq.c);
   return t;
 }
 
@@ -161,7 +178,7 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   int fork_cpu = p->allowed_on(o.fork_cpu) ? o.fork_cpu : cpus.front();
   int cpu = o.pin_cpu >= 0 ? o.pin_cpu : sched_balance_find_dst_cpu(*this, p, fork_cpu);
   p->cpu = cpu;
-  nr_assigned[cpu]++;
+  nr_assigned(cpu)++;
   p->recent_used_cpu = cpu;
   p->state = TaskState::Interruptible;
   p->wakee_flip_decay_ts = now();
@@ -201,11 +218,11 @@ void Kernel::run(Time limit) {
   end_time_ = now();
   if (checker_) checker_->check();
   for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
-    Cpu& c = cpus[cpu];
+    Cpu& c = this->cpu(cpu);
     if (c.mode() == Mode::Task) c.pause_task_segment();
     c.account(c.bucket());
     if (checker_) {
-      const auto& cc = rqs[cpu].c;
+      const auto& cc = rq(cpu).c;
       int64_t total = cc.busy_ns + derived::kernel_total_ns(cc) + derived::idle_total_ns(cc);
       if (total != end_time_.count())
         checker_->fail(cpu, nullptr, "time not conserved: busy + kernel + idle != simulated time");
@@ -248,24 +265,24 @@ void DeferredEvent::process() {
     case IpiArrival: {
       Irq i = Irq::of_ipi(kind_of_ipi);
       i.host_woken = a != 0;
-      kern.cpus[c].deliver_irq(i);
+      kern.cpu(c).deliver_irq(i);
       return;
     }
     case HeldIrq:
-      kern.cpus[c].deliver_irq(held);
+      kern.cpu(c).deliver_irq(held);
       return;
     case HrtimerExpiry: {
       // hrtimer expiry on the CPU the timer was armed on: the timer interrupt.
-      auto& timers = kern.rqs[c].timers;
+      auto& timers = kern.rq(c).timers;
       timers.erase(std::lower_bound(timers.begin(), timers.end(), a));
-      kern.cpus[c].deliver_irq(Irq::of_timer(p));
+      kern.cpu(c).deliver_irq(Irq::of_timer(p));
       return;
     }
     case CsdUnlocked: {
       // The spinning sender sees its csd unlocked: put_cpu(), then its caller carries on.
       p->waiting_csd = false;
-      Cpu& cpu = kern.cpus[p->cpu];
-      if (kern.rqs[p->cpu].curr == p && cpu.mode() == Mode::Task && !cpu.segment_running()) {
+      Cpu& cpu = kern.cpu(p->cpu);
+      if (kern.rq(p->cpu).curr == p && cpu.mode() == Mode::Task && !cpu.segment_running()) {
         cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall,
                                                kern.cost(kern.m.costs.put_cpu_ns)));
         cpu.run_steps(Resume::ReturnToTask);
@@ -295,8 +312,8 @@ TaskStat Api::stat(const Task& t) const {
           t.state == TaskState::Dead, t.exit_time};
 }
 int64_t Api::cpu_idle_ns(int cpu) const {
-  const Cpu& c = k_.cpus[cpu];
-  int64_t ns = derived::idle_total_ns(k_.rqs[cpu].c);
+  const Cpu& c = k_.cpu(cpu);
+  int64_t ns = derived::idle_total_ns(k_.rq(cpu).c);
   if (c.bucket() > kNumKernelPaths) ns += (k_.now() - c.bucket_start()).count();  // in an idle state now
   return ns;
 }

@@ -5,18 +5,32 @@
 // least a tick. Left out: the correction factors by buckets, the latency QoS limit.
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
 namespace {
 constexpr int kMenuIntervals = MenuDevice::kIntervals;              // menu.c INTERVALS
 constexpr int64_t kTypicalVarianceNs2 = 400LL * 1000 * 400 * 1000;  // menu: 400 us^2
+// menu_update(): a wakeup by the tick says little about how long the idle period would have
+// been; menu records 9/10 of MAX_INTERESTING (50 ms) instead.
+constexpr int64_t kTickWakeupNs = 45LL * 1000 * 1000;
+
+// menu_reflect() / menu_update(): the idle period's length joins the history.
+void menu_reflect(Kernel& k, Rq& rq, int /*state*/, int64_t residency_ns, bool by_tick) {
+  menu_update(k, rq.cpu, by_tick ? kTickWakeupNs : residency_ns);
+}
+// menu leaves POLL's limit as the driver computed it.
+int64_t menu_poll_time(Kernel& /*k*/, Rq& /*rq*/, int64_t limit_ns) { return limit_ns; }
 }  // namespace
+
+const CpuidleGovernorOps menu_governor = {
+    .name = "menu", .select = menu_select, .reflect = menu_reflect, .poll_time = menu_poll_time};
 
 int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
   const auto& states = k.m.idle_states;
-  const MenuDevice& data = k.menu[rq.cpu];
+  const MenuDevice& data = k.menu(rq.cpu);
   int64_t tick = k.tick_period_ns();
   int64_t predicted = INT64_MAX / 4;  // no timer: tickless idle can last long
   if (!rq.timers.empty())
@@ -43,7 +57,7 @@ int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
     int64_t last = data.intervals[data.nr - 1];
     predicted = std::min(predicted, std::max<int64_t>(last, 0));
   }
-  const bool poll_limited = k.cpuidle[rq.cpu].poll_time_limit;
+  const bool poll_limited = k.cpuidle(rq.cpu).poll_time_limit;
   int chosen = -1;
   for (int i = 0; i < static_cast<int>(states.size()); ++i) {
     const auto& s = states[i];
@@ -57,7 +71,7 @@ int menu_select(Kernel& k, Rq& rq, bool& stop_tick) {
 
 // menu_update(): remember how long the CPU really stayed idle.
 void menu_update(Kernel& k, int cpu, int64_t measured_ns) {
-  MenuDevice& data = k.menu[cpu];
+  MenuDevice& data = k.menu(cpu);
   if (data.nr == kMenuIntervals) {
     std::copy(data.intervals + 1, data.intervals + kMenuIntervals, data.intervals);
     --data.nr;

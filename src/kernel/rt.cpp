@@ -3,7 +3,7 @@
 // push/pull between runqueues, RT throttling.
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernel/base.hpp"
 #include "kernel/counters.hpp"
 #include "kernel/task.hpp"
 #include "kernel/topology.hpp"
@@ -145,6 +146,26 @@ struct Rq {
 struct RootDomain {
   int nr_overloaded = 0;  // runqueues with nr_running >= 2 right now
   bool overload = false;  // rd->overload: set on enqueue, refreshed by root-level balancing
+};
+
+// The scheduler's state (core.cpp, fair.cpp, rt.cpp, balance.cpp): the runqueues, the LLCs'
+// sched_domain_shared, the root domain, and how many live user tasks each CPU holds.
+struct SchedState {
+  std::vector<Rq> rqs;
+  std::vector<SchedDomainShared> llcs;
+  RootDomain rd;
+  std::vector<int> nr_assigned;  // live user tasks whose task_cpu() is this CPU
+};
+
+// Scratch tables of fair.cpp, reused without allocating: select_idle_cpu()'s cores seen (by
+// generation), fork balancing's (sched_balance_find_dst_cpu()) candidates and per-core sums.
+struct ForkScratch {
+  std::vector<int> cands, keys, count, sum;
+};
+struct FairScratch {
+  std::vector<uint32_t> core_seen;
+  uint32_t core_seen_gen = 0;
+  ForkScratch fork;
 };
 
 // struct sched_class: what each scheduling class does. Classes in priority order: rt > fair >
@@ -297,5 +318,19 @@ void build_sched_domains(Kernel& k);
 // Puts every CPU in its idle loop at time 0 as on a machine that has been up and idle.
 void warm_start(Kernel& k);
 int64_t warm_idle_wake_ns();  // how long ago, at most, each CPU was last awake
+
+// --- the state's accessors (cpu_rq(), this_rq() and the nohz struct of the kernel) -----------
+inline SchedState& Kernel::sched() { return *sched_; }
+inline const SchedState& Kernel::sched() const { return *sched_; }
+inline Rq& Kernel::rq(int cpu) { return sched_->rqs[cpu]; }
+inline const Rq& Kernel::rq(int cpu) const { return sched_->rqs[cpu]; }
+inline int Kernel::nr_running(int cpu) const { return sched_->rqs[cpu].nr_running; }
+inline SchedDomainShared& Kernel::llc_shared(int llc) { return sched_->llcs[llc]; }
+inline const SchedDomainShared& Kernel::llc_shared(int llc) const { return sched_->llcs[llc]; }
+inline RootDomain& Kernel::rd() { return sched_->rd; }
+inline int& Kernel::nr_assigned(int cpu) { return sched_->nr_assigned[cpu]; }
+inline NohzState& Kernel::nohz() { return *nohz_; }
+inline const NohzState& Kernel::nohz() const { return *nohz_; }
+inline FairScratch& Kernel::fair_scratch() { return *fair_scratch_; }
 
 }  // namespace schedlab::kernel

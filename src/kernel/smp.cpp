@@ -2,7 +2,12 @@
 // shortcut (set_nr_if_polling(), CSD_POLL_KICK), smp_call_function_single() on the sender as the
 // kernel's sequence of steps, and the call-queue flush on the target (from the IPI handler or
 // from do_idle()).
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/deferred.hpp"
+#include "kernel/guest.hpp"
+#include "kernel/sched.hpp"
+#include "kernel/smp.hpp"
 
 namespace schedlab::kernel {
 
@@ -19,7 +24,7 @@ int64_t send_ipi(Kernel& k, int from, int to, IpiKind kind, int64_t offset) {
 void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
   bool host_woken = false;
   int64_t lat = ipi_latency_ns(k, from, to, t, host_woken);
-  k.rqs[from].c.ipi_sent[static_cast<int>(kind)]++;
+  k.rq(from).c.ipi_sent[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_raise(t, from, to, kind);
   DeferredEvent& e = k.deferred(DeferredEvent::IpiArrival, to);
   e.ipi = kind;
@@ -31,10 +36,10 @@ void ipi_raised(Kernel& k, int from, int to, IpiKind kind, Time t) {
 // TIF_NOTIFY_IPI); the CPU sees its line change (the poll loop's next read, or MONITOR's write
 // detection) and leaves its idle state.
 void wake_polling_idle(Kernel& k, int from, Rq& t, int64_t offset) {
-  k.rqs[from].c.wake_polling_no_ipi++;
+  k.rq(from).c.wake_polling_no_ipi++;
   int64_t line = k.remote_read(from, t.cpu);
   if (k.sink) k.sink->wake_idle_without_ipi(k.now() + Time::ns(offset), from, t.cpu);
-  Cpu& cpu = k.cpus[t.cpu];
+  Cpu& cpu = k.cpu(t.cpu);
   if (cpu.mode() == Mode::Idle && !cpu.polling_wake.scheduled())
     k.ev.schedule(cpu.polling_wake,
                   k.now() + Time::ns(offset + line + k.cost(k.m.costs.polling_wake_ns)));
@@ -65,7 +70,7 @@ static bool try_polling(Kernel& k, int from, int to) {
 // is sent (CSD_POLL_KICK, b2a02fc43a1f); otherwise the ICR write.
 int64_t send_call_function_single_ipi(Kernel& k, int from, int to, int64_t offset) {
   if (!try_polling(k, from, to)) return send_ipi(k, from, to, IpiKind::CallFunctionSingle, offset);
-  Rq& t = k.rqs[to];
+  Rq& t = k.rq(to);
   int64_t c = k.remote_read(from, to);
   if (t.polling) {
     if (!t.need_resched && !t.notify_ipi) c += k.remote_read(from, to);  // try_cmpxchg()
@@ -101,7 +106,7 @@ int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd) {
     }
     return c;
   }
-  Rq& t = k.rqs[target];
+  Rq& t = k.rq(target);
   bool first = t.wake_list.empty() && t.call_queue.empty();
   t.call_queue.push_back(csd);
   c += k.remote_read(src.cpu, target);
@@ -117,7 +122,7 @@ int64_t smp_call_function_single(Kernel& k, Rq& src, int target, Csd csd) {
 // back to the IPI) or the ICR write. Then the task spins in csd_lock_wait() (wait) until it sees
 // csd_unlock(), and put_cpu() (DeferredEvent::CsdUnlocked).
 void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Csd& csd) {
-  Cpu& cpu = k.cpus[src.cpu];
+  Cpu& cpu = k.cpu(src.cpu);
   if (target == src.cpu) {
     cpu.push_step(KernelStep::irqs_enabled(KernelPath::Syscall,
                                            smp_call_function_single(k, src, target, csd)));
@@ -133,9 +138,9 @@ void smp_call_function_single_from_task(Kernel& k, Rq& src, int target, const Cs
 
 // The effect of one of those steps when it lands; pushes the next step, if any.
 void smp_call_function_single_step(Kernel& k, int cpu_id, const KernelStep& step) {
-  Cpu& cpu = k.cpus[cpu_id];
+  Cpu& cpu = k.cpu(cpu_id);
   const int to = step.target;
-  Rq& t = k.rqs[to];
+  Rq& t = k.rq(to);
   auto next = [&](int64_t ns, StepDone done) {
     KernelStep s = KernelStep::irqs_enabled(KernelPath::Syscall, ns);
     s.done = done;
@@ -183,8 +188,8 @@ void csd_unlock(Kernel& k, Task* waiter, int from_cpu) {
 // function), then the TTWU batch (sched_ttwu_pending) under the rq lock; ttwu_pending clears
 // after the last enqueue.
 void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
-  Cpu& cpu = k.cpus[rq.cpu];
-  std::vector<Csd>& csds = k.csd_batch;
+  Cpu& cpu = k.cpu(rq.cpu);
+  std::vector<Csd>& csds = k.smp().csd_batch;
   csds.clear();
   csds.swap(rq.call_queue);
   for (const Csd& csd : csds) {
@@ -216,7 +221,7 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
 // ksoftirqd, since that do_softirq() is about to run.
 void flush_smp_call_function_queue(Kernel& k, Rq& rq) {
   if (rq.call_queue.empty() && rq.wake_list.empty()) return;
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   cpu.softirq_after_flush = true;
   __flush_smp_call_function_queue(k, rq, false);
   cpu.softirq_after_flush = false;
@@ -225,7 +230,7 @@ void flush_smp_call_function_queue(Kernel& k, Rq& rq) {
 
 // sched_ttwu_pending(): enqueue the batch the flush took off the wake list.
 void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count) {
-  std::vector<Task*>& batch = k.ttwu_batch;
+  std::vector<Task*>& batch = k.smp().ttwu_batch;
   batch.assign(rq.ttwu_inflight.begin(), rq.ttwu_inflight.begin() + count);
   rq.ttwu_inflight.erase(rq.ttwu_inflight.begin(), rq.ttwu_inflight.begin() + count);
   for (Task* p : batch) {
@@ -240,7 +245,7 @@ void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count) {
 // reschedule IPI only folds need_resched (scheduler_ipi()); then the ipi_exit tracepoint.
 // Neither sets need_resched itself.
 void smp_ipi_handler(Kernel& k, Rq& rq, IpiKind kind) {
-  Cpu& cpu = k.cpus[rq.cpu];
+  Cpu& cpu = k.cpu(rq.cpu);
   rq.c.ipi_received[static_cast<int>(kind)]++;
   if (k.sink) k.sink->ipi_entry(k.now(), rq.cpu, kind);
   if (kind == IpiKind::CallFunctionSingle) __flush_smp_call_function_queue(k, rq, true);

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -42,7 +42,7 @@ const char* sd_level_name(SdLevel l) {
 void build_sched_domains(Kernel& k) {
   const CpuTopology& topo = k.topo;
   for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
-    Rq& rq = k.rqs[cpu];
+    Rq& rq = k.rq(cpu);
     const std::pair<SdLevel, CpuSpan> levels[] = {
         {SdLevel::SMT, topo.smt_mask(cpu)},
         {SdLevel::MC, topo.llc_cpus(topo.llc_of(cpu))},

@@ -19,7 +19,9 @@
 //    between the CPU's wakeups; sched_balance_newidle() set rq->idle_stamp when it last went idle.
 #include <algorithm>
 
-#include "kernel/kernel.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/sched.hpp"
+#include "kernel/tick.hpp"
 
 namespace schedlab::kernel {
 
@@ -40,7 +42,7 @@ void warm_start(Kernel& k) {
   bool any_next = false;
   Time nohz_next;
   for (int cpu = 0; cpu < n; ++cpu) {
-    Rq& rq = k.rqs[cpu];
+    Rq& rq = k.rq(cpu);
     // The jiffy this CPU was last awake: 1 .. window_jiffies ticks before t = 0.
     const int64_t ago = 1 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(window_jiffies)));
     const int64_t last_jiffy = k.jiffies() - ago;
@@ -61,28 +63,28 @@ void warm_start(Kernel& k) {
     rq.idle_stamp_valid = true;
     rq.has_blocked_load = false;
     rq.last_blocked_load_update_tick = last_jiffy;
-    MenuDevice& menu = k.menu[cpu];
+    MenuDevice& menu = k.menu(cpu);
     for (int i = 0; i < MenuDevice::kIntervals; ++i) menu.intervals[i] = kWarmIdleWakeNs;
     menu.nr = MenuDevice::kIntervals;
     if (tickless) {
-      k.tick_sched[cpu].tick_stopped = true;
+      k.tick_sched(cpu).tick_stopped = true;
       if (!rq.sd.empty()) {
         rq.nohz_tick_stopped = true;
-        k.nohz.idle_cpus_mask[cpu >> 6] |= 1ULL << (cpu & 63);
-        k.nohz.nr_cpus++;
+        k.nohz().idle_cpus_mask[cpu >> 6] |= 1ULL << (cpu & 63);
+        k.nohz().nr_cpus++;
         rq.sd_nohz_idle = true;
-        k.llcs[rq.llc].nr_busy_cpus--;
+        k.llc_shared(rq.llc).nr_busy_cpus--;
       }
     }
   }
-  k.nohz.has_blocked = false;
-  k.nohz.needs_update = false;
-  if (any_next) k.nohz.next_balance = nohz_next.count() / period;
+  k.nohz().has_blocked = false;
+  k.nohz().needs_update = false;
+  if (any_next) k.nohz().next_balance = nohz_next.count() / period;
   if (k.f.on(Feature::SIS_UTIL))
     for (int l = 0; l < k.topo.nr_llcs(); ++l) update_idle_cpu_scan(k, l);
   for (int cpu = 0; cpu < n; ++cpu) {
     if (!tickless) tick_sched_timer_start(k, cpu);
-    do_idle(k, k.rqs[cpu]);
+    do_idle(k, k.rq(cpu));
   }
 }
 

@@ -135,7 +135,7 @@ TEST(IdleCpumask, StaleBitsBeforeTheTickAreVisitedAndCounted) {
 TEST(IdleCpumask, CombinesWithSisUtilLimit) {
   auto k = busy_llc("IDLE_CPUMASK");
   k->run(Time::us(300));
-  k->llcs.at(0).nr_idle_scan = 4;
+  k->llc_shared(0).nr_idle_scan = 4;
   Task p;
   p.cpu = 2;
   int64_t cost = 0;

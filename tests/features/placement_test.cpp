@@ -22,7 +22,7 @@ std::unique_ptr<Kernel> first_llc_busy(const std::string& list, int sockets) {
   auto k = std::make_unique<Kernel>(m, features(list), KernelOptions{1, nullptr});
   for (int c = 0; c < 4; ++c) k->create_task("hog", hog(), pinned(c));
   k->run(Time::ms(10));
-  for (auto& sds : k->llcs) sds.nr_idle_scan = 4;  // SIS_UTIL lets each scan its whole LLC
+  for (auto& sds : k->sched().llcs) sds.nr_idle_scan = 4;  // SIS_UTIL lets each scan its whole LLC
   return k;
 }
 
@@ -126,7 +126,7 @@ std::unique_ptr<Kernel> busy_llc_with(const std::string& list, bool long_target)
 }
 
 int probe(Kernel& k, int nr_idle_scan, int64_t& scanned) {
-  k.llcs.at(0).nr_idle_scan = nr_idle_scan;
+  k.llc_shared(0).nr_idle_scan = nr_idle_scan;
   Task p;
   p.cpu = 1;
   int64_t cost = 0;

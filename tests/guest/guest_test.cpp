@@ -426,15 +426,15 @@ TEST(RunInputs, TickPhaseIsDrawnPerRun) {
   };
   {
     Kernel k(m, Features(), cold(1));
-    EXPECT_EQ(k.cpus[0].tick.when().count(), tick);  // on the jiffy from t = 0
+    EXPECT_EQ(k.cpu(0).tick.when().count(), tick);  // on the jiffy from t = 0
   }
   m.noise.tick_phase = true;
   Kernel a(m, Features(), cold(1)), b(m, Features(), cold(2));
   EXPECT_NE(a.tick_phase_ns(), b.tick_phase_ns());
   for (Kernel* k : {&a, &b}) {
     EXPECT_LT(k->tick_phase_ns(), tick);
-    int64_t first = k->cpus[0].tick.when().count();
+    int64_t first = k->cpu(0).tick.when().count();
     EXPECT_EQ(first % tick, k->tick_phase_ns() % tick);
-    EXPECT_EQ(k->cpus[1].tick.when(), k->cpus[0].tick.when());  // all CPUs at one phase
+    EXPECT_EQ(k->cpu(1).tick.when(), k->cpu(0).tick.when());  // all CPUs at one phase
   }
 }

@@ -54,7 +54,7 @@ TEST(Mechanisms, SelectIdleCpuNeverVisitsMoreThanSisUtilAllows) {
   Task p;
   p.cpu = 0;
   k.run(Time::ms(5));
-  auto& sds = k.llcs.at(0);
+  auto& sds = k.llc_shared(0);
   for (int limit : {0, 1, 3, 7}) {
     sds.nr_idle_scan = limit;
     auto before = k.rq(0).c.select_idle_cpu_scanned;

@@ -180,7 +180,7 @@ TEST(Policy, WakeAffineWeightComparesLoads) {
 
 TEST(Policy, SelectIdleSiblingOrder) {
   Hand h(flat4());
-  h.k->llcs.at(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
+  h.k->llc_shared(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
   Task* p = h.task(1);
   p->recent_used_cpu = 3;
   int64_t cost = 0;
@@ -210,7 +210,7 @@ TEST(Policy, SelectIdleSiblingOrder) {
 
 TEST(Policy, SelectIdleSiblingRespectsTheAllowedMask) {
   Hand h(flat4());
-  h.k->llcs.at(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
+  h.k->llc_shared(0).nr_idle_scan = 4;  // SIS_UTIL lets the scan cover the LLC (it starts at 0)
   Task* p = h.task(1, {1, 3});
   p->recent_used_cpu = 2;
   int64_t cost = 0;
@@ -335,7 +335,7 @@ TEST(Policy, MenuSelectsByThePredictedIdleTime) {
   EXPECT_FALSE(stop_tick);
   // The history keeps the last 8 periods: 8 long ones replace them.
   for (int i = 0; i < 8; ++i) kernel::menu_update(*h.k, 0, 3000000);
-  EXPECT_EQ(h.k->menu[0].nr, 8);
+  EXPECT_EQ(h.k->menu(0).nr, 8);
   EXPECT_EQ(kernel::menu_select(*h.k, rq, stop_tick), 2);
   // A disabled state is never chosen; POLL is skipped once it hit its time limit.
   Hand d([] {
@@ -346,7 +346,7 @@ TEST(Policy, MenuSelectsByThePredictedIdleTime) {
   d.rq(0).timers = {2000000};
   EXPECT_EQ(kernel::menu_select(*d.k, d.rq(0), stop_tick), 1);
   d.rq(0).timers = {500};
-  d.k->cpuidle[0].poll_time_limit = true;
+  d.k->cpuidle(0).poll_time_limit = true;
   EXPECT_EQ(kernel::menu_select(*d.k, d.rq(0), stop_tick), 1);
 }
 
@@ -383,7 +383,7 @@ TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
 TEST(Policy, NewidleBalanceGates) {
   Hand h(flat4());
   h.busy(1, 2);  // an overloaded runqueue: rd->overload
-  ASSERT_TRUE(h.k->rd.overload);
+  ASSERT_TRUE(h.k->rd().overload);
   Rq& rq = h.rq(0);
   // A wakeup pending: skipped.
   rq.ttwu_pending = true;
@@ -405,7 +405,7 @@ TEST(Policy, NewidleBalanceGates) {
   // No overloaded runqueue anywhere: skipped.
   Hand q(flat4());
   q.busy(1);
-  q.k->rd.overload = false;
+  q.k->rd().overload = false;
   q.rq(0).avg_idle = 1000000;
   EXPECT_EQ(kernel::sched_balance_newidle(*q.k, q.rq(0)), 0);
   EXPECT_EQ(q.rq(0).c.newidle_balance_skipped, 1);
@@ -418,7 +418,7 @@ TEST(Policy, ForkPlacementTakesTheLeastLoadedGroupAndStaysOnALightNode) {
   Hand h(test_machine(2, 8, 1, 4));
   Task* p = h.task(0);
   Task* q = h.task(0, {0, 1, 2});
-  std::vector<int>& load = h.k->nr_assigned;
+  std::vector<int>& load = h.k->sched().nr_assigned;
   load.assign(16, 0);
   // An idle machine: the parent's CPU.
   EXPECT_EQ(kernel::sched_balance_find_dst_cpu(*h.k, p, 0), 0);

@@ -51,7 +51,7 @@ TEST(SisUtil, SisUtilDepthReplacesSisPropsWhenBothAreOn) {
     Kernel k(m, features(util ? "SIS_PROP" : "SIS_PROP,NO_SIS_UTIL"), KernelOptions{1, nullptr});
     for (int c = 0; c < 8; ++c) k.create_task("hog", hog(), pinned(c));
     k.run(Time::ms(2));
-    k.llcs.at(0).nr_idle_scan = 12;
+    k.llc_shared(0).nr_idle_scan = 12;
     k.rq(0).wake_avg_idle = 0;
     Task p;
     p.cpu = 0;
@@ -73,7 +73,7 @@ TEST(SisUtil, SisUtilDepthReplacesSisPropsWhenBothAreOn) {
   Kernel k(m, features("SIS_PROP"), KernelOptions{1, nullptr});
   for (int c = 0; c < 8; ++c) k.create_task("hog", hog(), pinned(c));
   k.run(Time::ms(2));
-  k.llcs.at(0).nr_idle_scan = 2;
+  k.llc_shared(0).nr_idle_scan = 2;
   k.rq(0).wake_avg_idle = 1000000000;
   k.rq(0).wake_stamp = k.now();
   Task p;
@@ -91,7 +91,7 @@ TEST(SisUtil, SisUtilDoesNotLimitTheIdleCoreScan) {
   Kernel k(m, Features(), KernelOptions{1, nullptr});
   for (int c : {0, 4, 1, 5, 2}) k.create_task("hog", hog(), pinned(c));
   k.run(Time::ms(2));
-  k.llcs.at(0).nr_idle_scan = 0;
+  k.llc_shared(0).nr_idle_scan = 0;
   Task p;
   p.cpu = 0;
   int64_t cost = 0;

@@ -60,20 +60,20 @@ TEST(WarmStart, StateAtTimeZeroOnATwoLlcMachine) {
     EXPECT_FALSE(rq.has_blocked_load);
     EXPECT_TRUE(rq.idle_stamp_valid);
     EXPECT_EQ(rq.idle_stamp, last);
-    EXPECT_TRUE(k.tick_sched[cpu].tick_stopped) << cpu;
-    EXPECT_FALSE(k.cpus[cpu].tick.scheduled()) << cpu;
+    EXPECT_TRUE(k.tick_sched(cpu).tick_stopped) << cpu;
+    EXPECT_FALSE(k.cpu(cpu).tick.scheduled()) << cpu;
     EXPECT_TRUE(rq.nohz_tick_stopped) << cpu;
-    EXPECT_TRUE(k.nohz.test(cpu)) << cpu;
+    EXPECT_TRUE(k.nohz().test(cpu)) << cpu;
     EXPECT_TRUE(rq.sd_nohz_idle) << cpu;
-    EXPECT_EQ(k.menu[cpu].nr, kernel::MenuDevice::kIntervals);
+    EXPECT_EQ(k.menu(cpu).nr, kernel::MenuDevice::kIntervals);
     for (int i = 0; i < kernel::MenuDevice::kIntervals; ++i)
-      EXPECT_EQ(k.menu[cpu].intervals[i], kernel::warm_idle_wake_ns());
+      EXPECT_EQ(k.menu(cpu).intervals[i], kernel::warm_idle_wake_ns());
   }
   // Staggered: the CPUs were not all last awake at the same jiffy.
   EXPECT_GT(last_wakes.size(), 1u);
-  EXPECT_EQ(k.nohz.nr_cpus, 8);
-  EXPECT_FALSE(k.nohz.has_blocked);
-  EXPECT_EQ(k.nohz.next_balance, min_next.count() / period);
+  EXPECT_EQ(k.nohz().nr_cpus, 8);
+  EXPECT_FALSE(k.nohz().has_blocked);
+  EXPECT_EQ(k.nohz().next_balance, min_next.count() / period);
   for (int l = 0; l < 2; ++l) {
     // update_idle_cpu_scan() of an idle LLC: scan all 4 CPUs; no CPU busy; idle cores.
     EXPECT_EQ(k.llc_shared(l).nr_idle_scan, 4) << l;
@@ -88,10 +88,10 @@ TEST(WarmStart, ColdKeepsTheBootState) {
   for (int cpu = 0; cpu < 8; ++cpu) {
     const auto& rq = k.rq(cpu);
     for (const auto& sd : rq.sd) EXPECT_EQ(sd.balance_interval_ms, sd.min_interval_ms);
-    EXPECT_EQ(k.menu[cpu].nr, 0);
+    EXPECT_EQ(k.menu(cpu).nr, 0);
     EXPECT_FALSE(rq.idle_stamp_valid);
     // The tick is armed at boot; do_idle() stops it only after its entry steps.
-    EXPECT_TRUE(k.cpus[cpu].tick.scheduled()) << cpu;
+    EXPECT_TRUE(k.cpu(cpu).tick.scheduled()) << cpu;
   }
   for (int l = 0; l < 2; ++l) EXPECT_EQ(k.llc_shared(l).nr_idle_scan, 0) << l;
 }
@@ -114,11 +114,11 @@ TEST(WarmStart, IdlePollKeepsTheTick) {
   m.tunables.idle_poll = true;
   Kernel k(m, Features(), opts(1, false));
   for (int cpu = 0; cpu < 8; ++cpu) {
-    EXPECT_FALSE(k.tick_sched[cpu].tick_stopped) << cpu;
-    EXPECT_TRUE(k.cpus[cpu].tick.scheduled()) << cpu;
-    EXPECT_FALSE(k.nohz.test(cpu)) << cpu;
+    EXPECT_FALSE(k.tick_sched(cpu).tick_stopped) << cpu;
+    EXPECT_TRUE(k.cpu(cpu).tick.scheduled()) << cpu;
+    EXPECT_FALSE(k.nohz().test(cpu)) << cpu;
   }
-  EXPECT_EQ(k.nohz.nr_cpus, 0);
+  EXPECT_EQ(k.nohz().nr_cpus, 0);
   EXPECT_EQ(k.llc_shared(0).nr_busy_cpus, 4);
 }
 

@@ -6,7 +6,8 @@
 // On by default, as in every kernel since v5.8; NO_CSD_POLL_KICK is the "revert" of
 // <20240119084548.2788-1-kprateek.nayak@amd.com> and <20240220171457.703-1-kprateek.nayak@amd.com>:
 // every csd comes with an IPI whose handler runs the queue, and do_idle() does not flush.
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -30,7 +31,7 @@ class CsdPollKick final : public Change {
   }
 
   HookResult<bool> on_call_function_single_prep_ipi(int from, int, bool) override {
-    counter(k.rqs[from], kTries)++;
+    counter(k.rq(from), kTries)++;
     return {.value = true};
   }
   HookResult<IdleFlush> on_do_idle_flush(Rq&, IdleFlush what) override {

@@ -7,13 +7,16 @@
 // was short (a wake-up came soon after the CPU gave up polling) and shrinks when it was longer
 // than guest_halt_poll_ns. The parameters are the profile's [guest] guest_halt_poll_* (what
 // `schedlab host probe` read from /sys/module/haltpoll/parameters), else the kernel defaults.
-// Without it (NO_HALTPOLL_GOVERNOR) menu stands in for every governor, as before.
+// Without it (NO_HALTPOLL_GOVERNOR) menu stands in for every governor, as before. The governor
+// is an ops table (cpuidle.hpp) this change installs at boot; the idle path calls it.
 #include "kernel/changes/haltpoll_governor.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpuidle.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 
@@ -56,14 +59,21 @@ int64_t haltpoll_adjust_poll_limit(int64_t limit, int64_t block_ns, const Haltpo
 
 namespace {
 
+// The change picks the governor at boot: where it is on and the profile's machine.governor is
+// "haltpoll" (with the cpuidle-haltpoll driver's two states), its constructor installs the
+// haltpoll ops table (cpuidle.hpp) in place of menu's. It has no hooks: the idle path calls the
+// governor through the table.
 class HaltpollGovernor final : public Change {
  public:
   enum Counter { kGrow, kShrink, kPollTimeout };
   static constexpr int kPoll = 0, kHalt = 1;  // the cpuidle-haltpoll driver's states
 
   HaltpollGovernor(Kernel& k, const ChangeType& t)
-      : Change(k, t), active_(k.m.governor == "haltpoll" && k.m.idle_states.size() >= 2),
-        p_(haltpoll_params(k.m)), cpu_(k.nr_cpus()) {}
+      : Change(k, t), p_(haltpoll_params(k.m)), cpu_(k.nr_cpus()) {
+    if (k.m.governor != "haltpoll" || k.m.idle_states.size() < 2) return;
+    k.cpuidle().governor = &kOps;
+    k.cpuidle().governor_data = this;
+  }
 
   static ChangeInfo info() {
     return {
@@ -85,51 +95,62 @@ class HaltpollGovernor final : public Change {
   }
 
   // haltpoll_select()
-  HookResult<CpuidleChoice> on_cpuidle_select(Rq& rq, CpuidleChoice chosen) override {
-    if (!active_) return {.value = chosen};
+  int select(Rq& rq, bool& stop_tick) {
     PerCpu& s = cpu_[rq.cpu];
     const bool poll_usable = !k.m.idle_states[kPoll].disabled && k.m.idle_states[kPoll].polling;
     // cpuidle_idle_call()'s default is to stop the tick; the governor clears it when polling.
-    CpuidleChoice c{.state = kHalt, .stop_tick = true};
+    int state = kHalt;
+    stop_tick = true;
     if (s.poll_limit_ns == 0 || !poll_usable) {
-      c.state = kHalt;
-    } else if (s.last_state == kPoll && k.cpuidle[rq.cpu].poll_time_limit) {
-      c.state = kHalt;  // no event in the poll window: halt
+      state = kHalt;
+    } else if (s.last_state == kPoll && k.cpuidle(rq.cpu).poll_time_limit) {
+      state = kHalt;  // no event in the poll window: halt
       counter(rq, kPollTimeout)++;
     } else {
-      c.state = kPoll;  // after a halt, or a poll ended by an event: poll again
-      c.stop_tick = false;
+      state = kPoll;  // after a halt, or a poll ended by an event: poll again
+      stop_tick = false;
     }
-    s.last_state = c.state;
-    return {.value = c};
+    s.last_state = state;
+    return state;
   }
 
   // cpuidle_poll_time(): the window, once there is one.
-  HookResult<int64_t> on_cpuidle_poll_time(Rq& rq, int64_t limit_ns) override {
-    if (active_ && cpu_[rq.cpu].poll_limit_ns > 0) return {.value = cpu_[rq.cpu].poll_limit_ns};
-    return {.value = limit_ns};
+  int64_t poll_time(Rq& rq, int64_t limit_ns) const {
+    return cpu_[rq.cpu].poll_limit_ns > 0 ? cpu_[rq.cpu].poll_limit_ns : limit_ns;
   }
 
   // haltpoll_reflect(): after a halt, adjust_poll_limit() with its residency.
-  HookResult<> on_cpuidle_exit(Rq& rq, int state, const Irq*) override {
-    if (!active_ || state != kHalt) return {};
+  void reflect(Rq& rq, int state, int64_t block_ns) {
+    if (state != kHalt) return;
     PerCpu& s = cpu_[rq.cpu];
-    int64_t block = (k.now() - k.cpuidle[rq.cpu].entered).count();
     int change = 0;
-    s.poll_limit_ns = haltpoll_adjust_poll_limit(s.poll_limit_ns, block, p_, change);
+    s.poll_limit_ns = haltpoll_adjust_poll_limit(s.poll_limit_ns, block_ns, p_, change);
     if (change > 0) counter(rq, kGrow)++;
     if (change < 0) counter(rq, kShrink)++;
-    return {};  // the governor's bookkeeping is in cpuidle_exit_ns
   }
 
  private:
+  static HaltpollGovernor& self(Kernel& k) {
+    return *static_cast<HaltpollGovernor*>(k.cpuidle().governor_data);
+  }
+  static const CpuidleGovernorOps kOps;
+
   struct PerCpu {
     int64_t poll_limit_ns = 0;  // dev->poll_limit_ns
     int last_state = -1;        // dev->last_state_idx
   };
-  const bool active_;
   const HaltpollParams p_;
   std::vector<PerCpu> cpu_;
+};
+
+// The governor's bookkeeping costs are the idle path's own (cpuidle_select_ns, cpuidle_exit_ns).
+const CpuidleGovernorOps HaltpollGovernor::kOps = {
+    .name = "haltpoll",
+    .select = [](Kernel& k, Rq& rq, bool& stop_tick) { return self(k).select(rq, stop_tick); },
+    .reflect = [](Kernel& k, Rq& rq, int state, int64_t residency_ns, bool /*by_tick*/) {
+      self(k).reflect(rq, state, residency_ns);
+    },
+    .poll_time = [](Kernel& k, Rq& rq, int64_t limit_ns) { return self(k).poll_time(rq, limit_ns); },
 };
 SCHEDLAB_REGISTER_CHANGE(HaltpollGovernor);
 

@@ -7,7 +7,8 @@
 // within the LLC (the reviewers' concern).
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {

@@ -7,7 +7,10 @@
 // concern): it waits for the spin to end, counted in idle_spin_hidden_ns.
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/deferred.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -56,7 +59,7 @@ class IdleSpin final : public Change {
                 rq.nr_running == 1;
     s.no_spin_once = false;
     if (!spin) return {.value = false};
-    Cpu& cpu = k.cpus[rq.cpu];
+    Cpu& cpu = k.cpu(rq.cpu);
     cpu.push_step(path, cost);
     s.prev = prev;
     run_steps(cpu, kStartSpin);
@@ -76,19 +79,17 @@ class IdleSpin final : public Change {
     counter(rq, kSpins)++;
     arm(s.timeout, k.now() + Time::ns(tunable(kMaxNs)));
     // return_to_task() ends the spin at once if the task was woken while we got here.
-    k.cpus[rq.cpu].return_to_task();
+    k.cpu(rq.cpu).return_to_task();
   }
 
   // Back from an interrupt (or the start): keep spinning, or end the spin.
   HookResult<bool> on_return_to_task(Rq& rq) override {
     PerCpu& s = cpu_[rq.cpu];
     if (!s.task) return {.value = false};
-    Cpu& cpu = k.cpus[rq.cpu];
-    cpu.set_mode(Mode::Spin);
     if (rq.need_resched || s.end_requested || s.task->state == TaskState::Running)
-      end_spin(rq);
+      finish_spin(rq);  // back from the interrupt (or the start): end it now
     else
-      cpu.account(k.bucket_for_path(KernelPath::Spin));
+      k.cpu(rq.cpu).spin_wait(KernelPath::Spin);
     return {.value = true};
   }
 
@@ -103,12 +104,12 @@ class IdleSpin final : public Change {
   // A notice of an earlier spin is stale and ignored.
   void deferred(int cpu, Task* p, int64_t start, uint8_t) override {
     const PerCpu& s = cpu_[cpu];
-    if (s.task == p && s.start.count() == start && k.cpus[cpu].mode() == Mode::Spin)
-      end_spin(k.rqs[cpu]);
+    if (s.task == p && s.start.count() == start && k.cpu(cpu).spin_waiting())
+      end_spin(k.rq(cpu));
   }
 
   // The bound.
-  void event(int cpu, uint8_t) override { end_spin(k.rqs[cpu]); }
+  void event(int cpu, uint8_t) override { end_spin(k.rq(cpu)); }
 
   HookResult<std::optional<bool>> on_wakeup_preempt(Rq& rq, Task* p,
                                                    std::optional<bool> decided) override {
@@ -140,13 +141,17 @@ class IdleSpin final : public Change {
   // Ends the spin: the task continues if it was woken, else it blocks for real.
   void end_spin(Rq& rq) {
     PerCpu& s = cpu_[rq.cpu];
-    Cpu& cpu = k.cpus[rq.cpu];
-    Task* p = s.task;
-    if (!p) return;
-    if (cpu.mode() == Mode::Kernel) {  // in an interrupt: return_to_task() ends it after
+    if (!s.task) return;
+    if (k.cpu(rq.cpu).in_kernel()) {  // in an interrupt: return_to_task() ends it after
       s.end_requested = true;
       return;
     }
+    finish_spin(rq);
+  }
+  // The end itself, outside any interrupt.
+  void finish_spin(Rq& rq) {
+    PerCpu& s = cpu_[rq.cpu];
+    Task* p = s.task;
     s.end_requested = false;
     disarm(s.timeout);
     s.task = nullptr;
@@ -156,8 +161,7 @@ class IdleSpin final : public Change {
     }
     if (p->state == TaskState::Running) {
       counter(rq, kHits)++;
-      cpu.account(0);
-      cpu.return_to_task();
+      k.cpu(rq.cpu).spin_wait_done();
       return;
     }
     s.no_spin_once = true;

@@ -6,7 +6,9 @@
 // raised there by nohz_csd_func() woke ksoftirqd, which made the idle balancer look busy and
 // cost a context switch. The change marks that do_softirq_post_smp_call_flush() is about to run
 // the softirqs, and raising one in the flush wakes no ksoftirqd.
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -31,7 +33,7 @@ class IlbNoKsoftirqd final : public Change {
   }
 
   HookResult<bool> on_raise_softirq(Rq& rq, int, bool wake_ksoftirqd) override {
-    if (!wake_ksoftirqd || !k.cpus[rq.cpu].softirq_after_flush) return {.value = wake_ksoftirqd};
+    if (!wake_ksoftirqd || !k.cpu(rq.cpu).softirq_after_flush) return {.value = wake_ksoftirqd};
     counter(rq, kAvoided)++;
     return {.value = false};
   }

@@ -7,7 +7,8 @@
 // need_resched() test in nohz_csd_func() dropped the kick, and the one in _nohz_idle_balance()
 // stopped the balance, almost every time. The change drops the first and makes the second
 // `!idle_cpu(this_cpu) && need_resched()`.
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {

@@ -5,7 +5,8 @@
 // the first domain's max_newidle_lb_cost); update_blocked_averages() is not counted in the first
 // level's cost; a level's max_newidle_lb_cost is only raised here, and the periodic balance
 // decays it once a second whatever the raises (no last_decay_max_lb_cost reset).
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -33,8 +34,8 @@ class NiMigrationGate final : public Change {
 
   HookResult<bool> on_newidle_balance(Rq& rq, bool) override {
     const bool short_idle = rq.avg_idle < k.m.tunables.migration_cost_ns;
-    if (short_idle && k.rd.overload) counter(rq, kGated)++;
-    return {.value = k.rd.overload && !short_idle};
+    if (short_idle && k.rd().overload) counter(rq, kGated)++;
+    return {.value = k.rd().overload && !short_idle};
   }
   HookResult<std::optional<int64_t>> on_update_newidle_cost(Rq&, SchedDomain& sd,
                                                             int64_t blocked_ns, int64_t cost,

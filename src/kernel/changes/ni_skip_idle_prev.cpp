@@ -6,7 +6,8 @@
 // IPI. The patch returns before newidle_balance() when prev is the idle task; the pick still runs
 // (unlike SM_IDLE, which skips it whole). The reviewers' concerns (a tick waking a tickful idle
 // CPU no longer balances; the real problem is the spurious need_resched) hold in the model too.
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {

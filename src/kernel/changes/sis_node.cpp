@@ -11,7 +11,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -43,7 +44,7 @@ class SisNode final : public Change {
   HookResult<int> on_select_idle_cpu_done(int this_cpu, Task* p, int target, int found) override {
     if (found >= 0) return {.value = found};
     const CpuTopology& topo = k.topo;
-    const std::vector<SchedDomain>& sds = k.rqs[target].sd;
+    const std::vector<SchedDomain>& sds = k.rq(target).sd;
     const SchedDomain* parent = nullptr;
     for (size_t i = 0; i + 1 < sds.size(); ++i)
       if (sds[i].is_llc) {
@@ -51,7 +52,7 @@ class SisNode final : public Change {
         break;
       }
     if (!parent || parent->level == SdLevel::NUMA) return {.value = found};  // not across nodes
-    Rq& this_rq = k.rqs[this_cpu];
+    Rq& this_rq = k.rq(this_cpu);
     counter(this_rq, kCalls)++;
     // The parent's groups in ring order: build_sched_groups() links them as for_each_cpu_wrap()
     // meets them from the domain's CPU (target), so the target's LLC comes first.
@@ -74,7 +75,7 @@ class SisNode final : public Change {
       // test_idle_cores(): that LLC's shared line, read even without SMT (the flag is only
       // ever set with SMT active).
       cost += k.remote_read(this_cpu, first);
-      const bool has_idle_core = topo.threads_per_core() > 1 && k.llcs[llc].has_idle_cores;
+      const bool has_idle_core = topo.threads_per_core() > 1 && k.llc_shared(llc).has_idle_cores;
       counter(this_rq, kLlcs)++;
       const int cpu = select_idle_cpu(k, this_cpu, p, first, has_idle_core, cost);
       if (cpu >= 0) {

@@ -19,7 +19,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -73,9 +75,9 @@ class SisShort final : public Change {
 
   HookResult<int> on_select_idle_cpu_depth(Rq& this_rq, Task*, int target, int nr,
                                            int cpu) override {
-    const int weight = static_cast<int>(k.llcs[k.topo.llc_of(target)].cpus.size());
+    const int weight = static_cast<int>(k.llc_shared(k.topo.llc_of(target)).cpus.size());
     if (5 * nr >= 3 * weight) return {.value = cpu};
-    const Rq& t = k.rqs[target];
+    const Rq& t = k.rq(target);
     // nr_running is read from the target's runqueue line (already read)
     if (t.nr_running != 1) return {.value = cpu};
     const int64_t cost = k.remote_read(this_rq.cpu, target);  // cpu_curr(target)'s se.dur_avg
@@ -85,7 +87,7 @@ class SisShort final : public Change {
   }
 
   HookResult<int> on_wake_affine_idle(int this_cpu, int, bool, int target) override {
-    Rq& rq = k.rqs[this_cpu];
+    Rq& rq = k.rq(this_cpu);
     if (rq.nr_running == 1 && is_short_task(rq.curr)) {
       counter(rq, kAffine)++;
       return {.value = this_cpu};

@@ -5,7 +5,9 @@
 // balance, and goes straight back to the idle loop. In the kernel it is unconditional since
 // v6.12; here it is off by default (the modeled baseline predates it) and `--features SM_IDLE`
 // turns it on.
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/cpu.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {

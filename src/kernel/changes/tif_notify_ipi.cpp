@@ -7,7 +7,8 @@
 // really woke a task, sched_ttwu_pending()). An IPI-only wakeup goes straight back into the idle
 // loop with interrupts on, and a need_resched() test inside a call function (nohz_csd_func()) is
 // no longer fooled. Needs CSD_POLL_KICK (it changes that kick).
-#include "kernel/kernel.hpp"
+#include "kernel/change.hpp"
+#include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
 namespace {
@@ -35,7 +36,7 @@ class TifNotifyIpi final : public Change {
 
   HookResult<bool> on_set_nr_if_polling(int from, Rq& target, int64_t offset, bool) override {
     target.notify_ipi = true;
-    counter(k.rqs[from], kKicks)++;
+    counter(k.rq(from), kKicks)++;
     wake_polling_idle(k, from, target, offset);
     return {.value = true};
   }
