@@ -33,6 +33,7 @@ struct HostArgs {
   bool quick = false;
   bool dump_cpuid = false;
   bool allow_busy = false;
+  bool remap = false;
   double budget_s = 0;
   std::optional<std::string> samples;
   std::optional<std::string> json;
@@ -156,6 +157,7 @@ void run_check(const HostArgs& a) {
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
+  if (a.remap) host::apply_calibration(m, r);  // this binary's mapping, on the profile's other costs
   auto rows = experiment::self_check(m, r);
   if (a.json) io::write_file_atomic("--json", *a.json, experiment::check_json(rows, path).dump(1) + "\n");
   fmt::print("{}", experiment::check_table(rows, path));
@@ -232,6 +234,9 @@ void register_host(CLI::App& app) {
   add_optional(check, "--samples", args->samples,
                "The measurements from this `calibrate --samples` file instead of the profile's header");
   add_optional(check, "--json", args->json, "Also write the table as JSON to this file");
+  check->add_flag("--remap", args->remap,
+                  "Derive the measured costs again from the measurements with this binary's mapping (the profile's "
+                  "other costs kept) before simulating");
   check->callback(deferred([args] { run_check(*args); }));
 
   CLI::App* bench = host->add_subcommand(

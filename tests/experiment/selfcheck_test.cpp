@@ -119,3 +119,28 @@ TEST(SelfCheck, BadSamplesNameTheFile) {
   EXPECT_EQ(err(R"({"measurements":[{"key":"x"}]})").rfind("S.json: measurements[0]", 0), 0u);
   EXPECT_THROW(experiment::read_profile_measurements("[costs]\n", "P.toml"), std::runtime_error);
 }
+
+TEST(SelfCheck, WakeLatencyMappingSubtractsWhatTheModelCharges) {
+  // The fixture has no events, so the guest's wake-up costs are derived from the medians; with
+  // their spread (and the per-run noise and background) off, the simulated wake-up after the
+  // calibration's gap must give back the measured median: the mapping subtracted exactly the
+  // path the model charges (docs/host.md, "Mapping onto costs").
+  auto r = samples();
+  auto m = profile();
+  host::apply_calibration(m, r);
+  m.guest.ipi_send_sigma.value = 0;
+  m.guest.halted_wake_sigma.value = 0;
+  m.noise.run_sigma = 0;
+  m.background.clear();
+  auto rows = experiment::self_check(m, r);
+  EXPECT_NEAR(row(rows, "wake_latency_llc").model_ns, r.find("wake_latency_llc")->median_ns, 60);
+  EXPECT_NEAR(row(rows, "wake_syscall_llc").model_ns, r.find("wake_syscall_llc")->median_ns, 60);
+  // The profile as the old mapping wrote it charged the idle exit on top: ~1.5 us more.
+  auto old = profile();
+  old.guest.ipi_send_sigma.value = 0;
+  old.guest.halted_wake_sigma.value = 0;
+  old.noise.run_sigma = 0;
+  old.background.clear();
+  EXPECT_GT(row(experiment::self_check(old, r), "wake_latency_llc").model_ns,
+            r.find("wake_latency_llc")->median_ns + 1000);
+}
