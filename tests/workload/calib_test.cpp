@@ -95,3 +95,21 @@ TEST(Calib, BadCommandLines) {
   EXPECT_NE(parse_error({"calib", "fork", "-n", "0"}).find("-n"), std::string::npos);
   EXPECT_EQ(parse_error({"calib", "pipe", "-c", "0,1", "-P"}), "");
 }
+
+TEST(Calib, BenchmarkTasksSwitchesVoluntaryAndInvoluntary) {
+  // Each side of a same-CPU pipe round trip leaves the CPU once: 2 switches per round trip,
+  // voluntary (it blocked in read) or involuntary (the reader it woke preempted it before it
+  // blocked). The kernel's own threads and the idle task are not counted.
+  auto base = machine::load_profile("tiny-4");
+  auto r = run_workload(base, {"calib", "pipe", "-c", "0", "-n", "1000"});
+  ASSERT_TRUE(r.w->finished());
+  auto t = r.k->total();
+  EXPECT_NEAR(static_cast<double>(t.workload_nvcsw + t.workload_nivcsw), 2000, 5);
+  EXPECT_GT(t.workload_nvcsw, 0);
+  EXPECT_GT(t.workload_nivcsw, 0);
+  EXPECT_LE(t.workload_nvcsw + t.workload_nivcsw, t.context_switches);
+  // Across two CPUs nobody is preempted: every switch is a task blocking (or exiting).
+  auto x = run_workload(base, {"calib", "pipe", "-c", "0,1", "-n", "1000"});
+  EXPECT_EQ(x.k->total().workload_nivcsw, 0);
+  EXPECT_NEAR(static_cast<double>(x.k->total().workload_nvcsw), 2000, 5);
+}
