@@ -130,7 +130,7 @@ void run_calibrate(const HostArgs& a) {
                u.floored ? " (adjusted, see profile header)" : "");
   if (out != "-") fmt::print("wrote {}\n", out);
   // The self-check: every microbenchmark simulated on the profile just written.
-  fmt::print(progress, "{}", experiment::check_table(experiment::self_check(r.machine, res), out));
+  fmt::print(progress, "{}", experiment::check_table(experiment::self_check(r.machine, res, a.quick ? 30 : 60), out));
 }
 
 std::string read_text(const std::string& what, const std::string& path) {

@@ -89,14 +89,13 @@ bool direct_row(const machine::Machine& m, const std::string& key, CheckRow& row
 }
 
 // wake_latency_<class>[_gapNus] / wake_syscall_<class>[_gapNus] -> the calib wake run.
-bool wake_row(const machine::Machine& m, const std::string& key, Runner& run, CheckRow& row) {
+bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, Runner& run, CheckRow& row) {
   static const std::regex re("(wake_latency|wake_syscall)_(smt|llc|other_llc|other_socket)(_gap([0-9]+)us)?");
   std::smatch s;
   if (!std::regex_match(key, s, re)) return false;
   int b = partner(m, s[2]);
   if (b < 0) return false;
-  // calibrate's default gap is 60 us (30 us with --quick, which has no _gap keys either).
-  std::string gap = s[4].matched ? std::string(s[4]) : "60";
+  std::string gap = s[4].matched ? std::string(s[4]) : std::to_string(gap_us);
   row.kind = "simulated";
   row.how = fmt::format("calib wake -c 0,{} -g {}", b, gap);
   row.model_ns = run.metric(row.how, s[1]);
@@ -105,13 +104,13 @@ bool wake_row(const machine::Machine& m, const std::string& key, Runner& run, Ch
 }
 
 CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, const host::Measurement& x,
-                Runner& run) {
+                int gap_us, Runner& run) {
   CheckRow row;
   row.key = x.key;
   row.measured_ns = x.value_ns;
   row.kind = "not modeled";
   row.how = "no model cost";
-  if (direct_row(m, x.key, row) || wake_row(m, x.key, run, row)) return row;
+  if (direct_row(m, x.key, row) || wake_row(m, x.key, gap_us, run, row)) return row;
   auto sim = [&](const std::string& cmd, const std::string& metric) {
     row.kind = "simulated";
     row.how = cmd;
@@ -143,12 +142,12 @@ std::string num(double v) { return v < 0 ? "-" : fmt::format("{:.1f}", v); }
 
 }  // namespace
 
-std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r) {
+std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us) {
   std::vector<CheckRow> rows;
   Runner run(m);
   for (const auto& x : r.measurements) {
     if (starts(x.key, "membarrier_noipi_")) continue;
-    rows.push_back(row_of(m, r, x, run));
+    rows.push_back(row_of(m, r, x, gap_us, run));
   }
   return rows;
 }

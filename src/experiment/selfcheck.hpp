@@ -23,7 +23,8 @@ struct CheckRow {
 
 // One row per measurement of r (in r's order; membarrier_noipi_* folded into membarrier_ipi_*),
 // each simulated on m with seed 1. Model CPUs: 0 and the first CPU at the key's distance class.
-std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r);
+// wake_latency_<class> without a _gap suffix ran after `gap_us` (calibrate: 60, --quick 30).
+std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us = 60);
 
 // The table: a header line naming the profile, one line per row with whitespace-separated
 // columns key, kind, model_ns, measured_ns, error_% ("-" where there is none), then how; and a
