@@ -6,12 +6,15 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/selfcheck.hpp"
 #include "host/bench.hpp"
 #include "host/calibrate.hpp"
 #include "host/guest.hpp"
@@ -30,8 +33,10 @@ struct HostArgs {
   bool quick = false;
   bool dump_cpuid = false;
   bool allow_busy = false;
+  bool remap = false;
   double budget_s = 0;
   std::optional<std::string> samples;
+  std::optional<std::string> json;
   int runs = 5;
   std::vector<std::string> positional;
 };
@@ -124,6 +129,38 @@ void run_calibrate(const HostArgs& a) {
                u.key.rfind("guest.", 0) == 0 ? fmt::format("{}", u.fvalue) : std::to_string(u.value),
                u.floored ? " (adjusted, see profile header)" : "");
   if (out != "-") fmt::print("wrote {}\n", out);
+  // The self-check: every microbenchmark simulated on the profile just written.
+  fmt::print(progress, "{}", experiment::check_table(experiment::self_check(r.machine, res, a.quick ? 30 : 60), out));
+}
+
+std::string read_text(const std::string& what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read {}", what, path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `host check [PROFILE] [--samples FILE] [--json FILE]`: the self-check of a calibrated profile,
+// from the measurements in its header or in the samples file calibrate wrote.
+void run_check(const HostArgs& a) {
+  if (a.positional.size() > 1) throw UsageError("host check: one profile at most");
+  std::string path = a.positional.empty() ? host::default_host_profile_path() : a.positional[0];
+  if (a.json) io::check_output_path({"--json", *a.json, true});
+  machine::Machine m = machine::load_profile(path);
+  host::CalibrationResult r;
+  try {
+    r = a.samples ? experiment::read_samples_json(read_text("--samples", *a.samples), *a.samples)
+                  : experiment::read_profile_measurements(read_text("profile", path), path);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  if (a.remap) host::apply_calibration(m, r);  // this binary's mapping, on the profile's other costs
+  auto rows = experiment::self_check(m, r);
+  if (a.json) io::write_file_atomic("--json", *a.json, experiment::check_json(rows, path).dump(1) + "\n");
+  fmt::print("{}", experiment::check_table(rows, path));
 }
 
 void run_bench(const HostArgs& a) {
@@ -189,6 +226,18 @@ void register_host(CLI::App& app) {
                "Also write every batch value and event of every measurement to this JSON file");
   cal->add_option("--budget", args->budget_s, "Time for the measurement rounds in seconds (default 20, --quick 3)");
   cal->callback(deferred([args] { run_calibrate(*args); }));
+
+  CLI::App* check = host->add_subcommand(
+      "check", "Self-check of a calibrated profile: each calibration microbenchmark simulated on it beside its "
+               "measurement (model, measured, error %)");
+  check->add_option("profile", args->positional, "Profile (default: the host profile)");
+  add_optional(check, "--samples", args->samples,
+               "The measurements from this `calibrate --samples` file instead of the profile's header");
+  add_optional(check, "--json", args->json, "Also write the table as JSON to this file");
+  check->add_flag("--remap", args->remap,
+                  "Derive the measured costs again from the measurements with this binary's mapping (the profile's "
+                  "other costs kept) before simulating");
+  check->callback(deferred([args] { run_check(*args); }));
 
   CLI::App* bench = host->add_subcommand(
       "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "

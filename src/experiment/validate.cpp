@@ -128,6 +128,37 @@ std::vector<std::string> header_lines(const ValidationReport& r) {
   return h;
 }
 
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
+}
+
+// The mechanism beside the time: context switches of the benchmark's processes per run (mean),
+// real (wait4 rusage) and model, voluntary and involuntary. Only for cases that recorded them.
+std::string switch_table(const ValidationReport& r, bool markdown) {
+  std::string out;
+  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
+  for (const auto& c : r.cases) {
+    if (c.real_vcsw.empty() && c.sim_vcsw.empty()) continue;
+    double rv = mean_of(c.real_vcsw), sv = mean_of(c.sim_vcsw), ri = mean_of(c.real_ivcsw), si = mean_of(c.sim_ivcsw);
+    std::string ratio = std::isfinite(rv) && rv > 0 && std::isfinite(sv) ? fmt::format("{:.2f}", sv / rv) : "-";
+    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", command_of(c.c), cell(rv), cell(sv), ratio,
+                                  cell(ri), cell(si))
+                    : fmt::format("{:<32}  {:>10}  {:>10}  {:>6}  {:>10}  {:>10}\n", command_of(c.c), cell(rv),
+                                  cell(sv), ratio, cell(ri), cell(si));
+  }
+  if (out.empty()) return out;
+  std::string head =
+      markdown ? "\nContext switches of the benchmark's processes per run (mean; real: wait4 rusage, model: "
+                 "workload_nvcsw / workload_nivcsw):\n\n| case | real voluntary | model voluntary | model / real | "
+                 "real involuntary | model involuntary |\n|---|---:|---:|---:|---:|---:|\n"
+               : fmt::format("\ncontext switches of the benchmark's processes per run (mean; real: wait4 rusage, "
+                             "model: workload_nvcsw / workload_nivcsw):\n{:<32}  {:>10}  {:>10}  {:>6}  {:>10}  {:>10}\n",
+                             "case", "real vol", "model vol", "x", "real invol", "model invol");
+  return head + out;
+}
+
 std::string render_text(const ValidationReport& r, bool markdown) {
   std::vector<std::string> head{"case",    "metric",       "real AMean", "real CoV %", "sim AMean",
                                 "sim CoV %", "error %",   "CoV x",      "KS p"};
@@ -150,7 +181,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
       for (size_t i = 0; i < row.size(); ++i) out += i == 0 ? " `" + row[i] + "` |" : " " + row[i] + " |";
       out += "\n";
     }
-    return out;
+    return out + switch_table(r, true);
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) {
@@ -171,7 +202,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
   };
   line(head);
   for (const auto& row : rows) line(row);
-  return out;
+  return out + switch_table(r, false);
 }
 
 std::string render_csv(const ValidationReport& r) {
@@ -220,9 +251,10 @@ std::string render_json(const ValidationReport& r) {
     k["unit"] = c.c.unit;
     k["real"] = {{"mean", num(c.real_s.mean)}, {"std", num(c.real_s.stddev)}, {"cov", num(c.real_s.cov)},
                  {"samples", c.real}, {"other_busy_pct", c.real_other_busy_pct}, {"reruns", c.reruns},
-                 {"loaded_runs", c.loaded_runs}};
+                 {"loaded_runs", c.loaded_runs}, {"voluntary_switches", c.real_vcsw},
+                 {"involuntary_switches", c.real_ivcsw}};
     k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
-                {"samples", c.sim}};
+                {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw}};
     k["error_pct"] = num(c.error_pct);
     k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
@@ -380,12 +412,17 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.loaded_runs += run.other_busy_pct > opt.max_busy_pct;
     cr.real.push_back(run.value);
     cr.real_other_busy_pct.push_back(run.other_busy_pct);
+    cr.real_vcsw.push_back(static_cast<double>(run.voluntary_switches));
+    cr.real_ivcsw.push_back(static_cast<double>(run.involuntary_switches));
   }
   RunSpec s = spec;
   s.command = c.argv;
   for (int k = 0; k < opt.runs; ++k) {
     s.seed = static_cast<uint64_t>(k + 1);
-    cr.sim.push_back(metric_value(run_one(m, s), c.sim_metric));
+    RunResult rr = run_one(m, s);
+    cr.sim.push_back(metric_value(rr, c.sim_metric));
+    cr.sim_vcsw.push_back(static_cast<double>(rr.total.workload_nvcsw));
+    cr.sim_ivcsw.push_back(static_cast<double>(rr.total.workload_nivcsw));
   }
   summarize_case(cr);
   return cr;

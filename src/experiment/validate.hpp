@@ -34,6 +34,9 @@ struct CaseResult {
   std::vector<double> real_other_busy_pct;  // per real run: other processes' busy share
   int reruns = 0;                           // real runs repeated because others were busy
   int loaded_runs = 0;                      // real runs still above the limit after the retries
+  // Context switches of the benchmark's processes per run: real (wait4 rusage of the tool,
+  // host::BenchRun) and model (workload_nvcsw / workload_nivcsw), voluntary and involuntary.
+  std::vector<double> real_vcsw, real_ivcsw, sim_vcsw, sim_ivcsw;
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);

@@ -242,6 +242,8 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   run->wall_s = after.wall_s - before.wall_s;
   run->cpu_s = sec(ru.ru_utime) + sec(ru.ru_stime);
+  run->voluntary_switches = ru.ru_nvcsw;
+  run->involuntary_switches = ru.ru_nivcsw;
   after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
   run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                        sysconf(_SC_CLK_TCK));

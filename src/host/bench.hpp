@@ -45,6 +45,11 @@ struct BenchRun {
   double wall_s = 0;        // from start to exit
   double cpu_s = 0;         // the tool's own CPU time (wait4 rusage, user + system)
   double other_busy_pct = 0;  // other processes' busy share of all CPUs meanwhile (/proc/stat)
+  // Context switches of the tool's processes and threads, those it waited for included (wait4
+  // rusage ru_nvcsw / ru_nivcsw: what /proc/PID/status calls voluntary_ctxt_switches and
+  // nonvoluntary_ctxt_switches, summed at exit).
+  long long voluntary_switches = 0;
+  long long involuntary_switches = 0;
 };
 
 struct BenchResult {

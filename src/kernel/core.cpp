@@ -117,6 +117,10 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
     }
     cpu.push_step(path, cs);
     rq.c.context_switches++;
+    // __schedule()'s switch_count: nvcsw when prev leaves in a sleeping state (or dead), else
+    // nivcsw; counted for the benchmark's tasks (what getrusage gives the real run).
+    if (prev != rq.idle && !prev->kernel_thread && !prev->background)
+      ++(prev->state == TaskState::Running ? rq.c.workload_nivcsw : rq.c.workload_nvcsw);
     if (k.sink) {
       trace::PrevState ps = trace::PrevState::Running;
       if (prev->state == TaskState::Dead)

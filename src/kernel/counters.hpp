@@ -136,6 +136,10 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4, kLower = 8, kHig
   COUNTER(rq_cpu_time, "ns", 0, "tasks' time on the CPU, switch-in to switch-out (sched_info)")  \
   COUNTER(run_delay, "ns", 0, "tasks' time runnable before switch-in (sched_info run_delay)")    \
   COUNTER(pcount, "count", 0, "tasks switched in (sched_info pcount)")                           \
+  COUNTER(workload_nvcsw, "count", 0,                                                            \
+          "switches away from a benchmark task that blocked or exited (its nvcsw)")               \
+  COUNTER(workload_nivcsw, "count", 0,                                                           \
+          "switches away from a benchmark task still runnable: preempted, yielded (its nivcsw)") \
   ARRAY(lb_count, PerSdIdle, "count", 0, "sched_balance_rq() calls")                             \
   ARRAY(lb_balanced, PerSdIdle, "count", 0, "... that found the domain balanced")                \
   ARRAY(lb_failed, PerSdIdle, "count", 0, "... that found an imbalance and moved nothing")       \

@@ -7,16 +7,14 @@
 namespace schedlab::workload {
 
 namespace {
-constexpr int64_t kTokenBytes = 4;  // sizeof(int)
-
 using Shared = Completion;
 
 // task 0 (the forked child): read p1, write p2. task 1 (the parent): write p1, read p2.
 class PipeWorker : public Program {
  public:
   PipeWorker(int id, Channel* in, Channel* out, long long loops, ChannelCosts c, int64_t exit_ns,
-             Shared* sh, long long* ops = nullptr)
-      : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh), ops_(ops) {}
+             Shared* sh, int64_t token, long long* ops = nullptr)
+      : id_(id), in_(in), out_(out), loops_(loops), c_(c), exit_ns_(exit_ns), sh_(sh), token_(token), ops_(ops) {}
 
  protected:
   void step(Api& /*k*/, Task& self) override {
@@ -31,13 +29,13 @@ class PipeWorker : public Program {
         if (read(*in_, c_, self)) have_ = true;
         return;
       }
-      if (write(*out_, kTokenBytes, c_, self)) {
+      if (write(*out_, token_, c_, self)) {
         have_ = false;
         ++i_;
       }
     } else {
       if (!sent_) {
-        if (write(*out_, kTokenBytes, c_, self)) sent_ = true;
+        if (write(*out_, token_, c_, self)) sent_ = true;
         return;
       }
       if (read(*in_, c_, self)) {
@@ -56,6 +54,7 @@ class PipeWorker : public Program {
   ChannelCosts c_;
   int64_t exit_ns_;
   Shared* sh_;
+  int64_t token_;
   long long* ops_;  // round trips done, for progress()
   long long i_ = 0;
   bool have_ = false, sent_ = false, done_ = false;
@@ -80,16 +79,18 @@ void PerfPipe::setup(Api& k) {
   st_->sh.t0 = k.now();
   st_->sh.remaining = 2;
   kernel::TaskOptions o;
+  if (o_.pin_parent >= 0) o.cpus = {o_.pin_parent}, o.fork_cpu = o_.pin_parent;
   auto* t1 = k.create_task("sched-pipe",
                            std::make_unique<PipeWorker>(1, &st_->p2, &st_->p1, o_.loops, pc,
-                                                        c.exit_ns, &st_->sh, &st_->ops),
+                                                        c.exit_ns, &st_->sh, o_.token_bytes, &st_->ops),
                            o);
   kernel::TaskOptions o0;
   o0.fork_cpu = k.task_cpu(*t1);
+  if (o_.pin_child >= 0) o0.cpus = {o_.pin_child};
   if (o_.threaded) o0.mm = k.task_mm(*t1);  // -T: two threads of one process
   k.create_task("sched-pipe",
                 std::make_unique<PipeWorker>(0, &st_->p1, &st_->p2, o_.loops, pc, c.exit_ns,
-                                             &st_->sh),
+                                             &st_->sh, o_.token_bytes),
                 o0);
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "workload/calib.hpp"
 #include "workload/hackbench.hpp"
 #include "workload/ipistorm.hpp"
 #include "workload/netperf.hpp"
@@ -206,6 +207,9 @@ const std::vector<WorkloadInfo>& list_workloads() {
        "rt-app: threads described by a JSON use case (run, sleep, timer, mutexes, conditions, "
        "barriers, fork, ...); writes rt-app's per-thread logs; metrics: wakeup latency, slack, "
        "missed periods per task"},
+      {"calib", "calib futex-pingpong|wake|membarrier|fork|pipe [-c A[,B]] [-n OPS] [-g GAP_US] [-P]",
+       "the microbenchmarks of schedlab host calibrate, as the model runs them (schedlab host check); "
+       "metrics in ns as the calibration keys define them"},
       {"taskset", "taskset -c LIST|MASK <benchmark ...>",
        "prefix: every task of the benchmark may run only on those CPUs (as taskset does)"},
   };
@@ -257,6 +261,7 @@ std::unique_ptr<Workload> parse_workload(const std::vector<std::string>& argv, i
   if (tool == "schbench") return std::make_unique<Schbench>(parse_schbench_options(args, nr_cpus));
   if (tool == "netperf") return std::make_unique<Netperf>(parse_netperf_options(args, nr_cpus));
   if (tool == "rt-app") return parse_rtapp_command(args, nr_cpus);
+  if (tool == "calib") return parse_calib(args, nr_cpus);
   if (tool == "insmod") {
     if (args.empty() || !(args[0] == "ipistorm.ko" || args[0].ends_with("/ipistorm.ko")))
       throw WorkloadError("insmod: only 'insmod ipistorm.ko ...' is modeled");

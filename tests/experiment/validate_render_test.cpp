@@ -131,3 +131,22 @@ TEST(Validate, ArgumentErrorsBeforeRunningAnything) {
   o.only = "no-such-case";
   EXPECT_THROW(experiment::validate(o), std::invalid_argument);
 }
+
+TEST(ValidateRender, ContextSwitchesBesideTheModel) {
+  auto r = sample_report();
+  EXPECT_EQ(experiment::render_validation(r, report::Format::Text).find("context switches"), std::string::npos);
+  r.cases[1].real_vcsw = {40000, 40010};
+  r.cases[1].real_ivcsw = {10, 30};
+  r.cases[1].sim_vcsw = {20000, 20002};
+  r.cases[1].sim_ivcsw = {0, 0};
+  std::string t = experiment::render_validation(r, report::Format::Text);
+  EXPECT_NE(t.find("\ncontext switches of the benchmark's processes per run"), std::string::npos) << t;
+  EXPECT_NE(t.find("perf bench sched pipe -l 20000         40005       20001    0.50          20           0\n"),
+            std::string::npos)
+      << t;
+  std::string md = experiment::render_validation(r, report::Format::Markdown);
+  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 40005 | 20001 | 0.50 | 20 | 0 |\n"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
+  EXPECT_EQ(j["cases"][1]["real"]["voluntary_switches"][1], 40010);
+  EXPECT_EQ(j["cases"][1]["sim"]["involuntary_switches"][0], 0);
+}

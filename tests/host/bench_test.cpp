@@ -2,6 +2,11 @@
 // (tests/host/fixtures/bench/*.txt), command identification, and an end-to-end run.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -120,4 +125,35 @@ TEST(BenchRun, PerfPipeEndToEnd) {
   }
   ASSERT_EQ(r.runs.size(), 1u);
   EXPECT_GT(r.runs[0].value, 0.0);
+}
+
+TEST(BenchRun, CountsTheToolsContextSwitches) {
+  // A stand-in `hackbench` first in PATH: a shell that runs five sleeps and waits for each, so its
+  // processes block at least five times (voluntary switches, from wait4's rusage), then prints
+  // hackbench's result line.
+  char tmpl[] = "/tmp/schedlab-fakebench-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    std::ofstream f(dir + "/hackbench");
+    f << "#!/bin/sh\nfor i in 1 2 3 4 5; do sleep 0.01; done\necho 'Time: 0.050'\n";
+  }
+  ASSERT_EQ(chmod((dir + "/hackbench").c_str(), 0755), 0);
+  const char* old = getenv("PATH");
+  const std::string saved = old ? old : "";
+  setenv("PATH", (dir + ":" + saved).c_str(), 1);
+  BenchResult r;
+  try {
+    r = run_real_benchmark({"hackbench", "-g", "1"}, 1);
+  } catch (...) {
+    setenv("PATH", saved.c_str(), 1);
+    throw;
+  }
+  setenv("PATH", saved.c_str(), 1);
+  std::remove((dir + "/hackbench").c_str());
+  rmdir(dir.c_str());
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.runs[0].value, 0.05);
+  EXPECT_GE(r.runs[0].voluntary_switches, 5);
+  EXPECT_GE(r.runs[0].involuntary_switches, 0);
 }

@@ -113,6 +113,11 @@ TEST(Calibrate, MappingArithmetic) {
   m.costs.schedule_ns = 300;
   m.costs.pick_next_task_ns = 80;
   m.costs.ipi_entry_ns = 500;
+  // The idle exit as the model charges it on the wakee's CPU (kernel/idle.cpp): subtracted too.
+  m.costs.irq_exit_ns = 70;
+  m.costs.cpuidle_exit_ns = 150;
+  m.costs.tick_nohz_idle_exit_ns = 90;
+  m.costs.nohz_restart_tick_ns = 1100;
   m.idle_states.push_back({"POLL", "", 0, 0, 0, true, false});
   m.idle_states.push_back({"C1", "", 1000, 1000, 400, false, false});  // non-polling, e.g. HLT-like
   host::apply_calibration(m, r);
@@ -121,7 +126,10 @@ TEST(Calibrate, MappingArithmetic) {
   EXPECT_EQ(m.costs.remote_read_other_socket_ns, 200);
   EXPECT_EQ(m.costs.remote_read_smt_ns, 0);  // not measured
   // 10000 - waker 1000 - schedule 300 - pick 80 - context_switch 1000 - wake_cost 400 - ipi_entry 500
-  EXPECT_EQ(m.costs.ipi_latency_llc_ns, 10000 - 1000 - 300 - 80 - 1000 - 400 - 500);
+  // - irq_exit 70 - enqueue 100 (the wake list's activate) - cpuidle_exit 150 - tick_nohz_idle_exit 90
+  // - nohz_restart_tick 1100
+  const int64_t exit_path = 100 + 150 + 90 + 1100;
+  EXPECT_EQ(m.costs.ipi_latency_llc_ns, 10000 - 1000 - 300 - 80 - 1000 - 400 - 500 - 70 - exit_path);
   EXPECT_EQ(m.costs.polling_wake_ns, 0);
   // Same with the wakee in a polling state: polling_wake_ns instead, no IPI entry.
   r.measurements[5].idle_state = "POLL";
@@ -129,7 +137,7 @@ TEST(Calibrate, MappingArithmetic) {
   m2.costs.ipi_latency_llc_ns = 0;
   host::apply_calibration(m2, r);
   EXPECT_EQ(m2.costs.ipi_latency_llc_ns, 0);
-  EXPECT_EQ(m2.costs.polling_wake_ns, 10000 - 1000 - 300 - 80 - 1000 - 0);
+  EXPECT_EQ(m2.costs.polling_wake_ns, 10000 - 1000 - 300 - 80 - 1000 - 0 - exit_path);
   // When the base's other scheduler costs explain (almost) everything, the remainder is split in
   // the base's proportions and flagged. m2 now has futex_wake 100, futex_wait 120 and the
   // context switch measured above (1000); others = 200+100+100+300+80 = 780.

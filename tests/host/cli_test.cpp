@@ -174,3 +174,26 @@ TEST_F(HostCli, BenchErrorsLeaveNoFile) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_FALSE(fs::exists(path("s.txt")));
 }
+
+TEST_F(HostCli, CheckReprintsTheSelfCheck) {
+  const std::string dir = kFixtures + "selfcheck/";
+  auto r = run("host check " + dir + "calq-1607.toml --samples " + dir + "calq-1607.samples.json --json " +
+               (dir_ / "c.json").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("# self-check of " + dir + "calq-1607.toml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\npipe_rtt_llc "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" within 10 %\n"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "c.json"));
+  // Without --samples, from the profile's header: the same table.
+  auto h = run("host check " + dir + "calq-1607.toml");
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_EQ(h.out, r.out);
+  // Bad input: one error line, exit 2, no JSON written.
+  std::ofstream(dir_ / "bad.json") << "{}";
+  auto b = run("host check " + dir + "calq-1607.toml --samples " + (dir_ / "bad.json").string() + " --json " +
+               (dir_ / "d.json").string());
+  EXPECT_EQ(b.rc, 2);
+  EXPECT_EQ(b.out, "schedlab: error: " + (dir_ / "bad.json").string() +
+                       ": no 'measurements' array (is it a calibrate --samples file?)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "d.json"));
+}

@@ -1,0 +1,251 @@
+#include "experiment/selfcheck.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "experiment/run.hpp"
+
+namespace schedlab::experiment {
+
+namespace {
+
+using machine::Distance;
+
+// Model CPU pair for a distance class: 0 and the first CPU at that distance from it.
+int partner(const machine::Machine& m, const std::string& cls) {
+  static const std::map<std::string, Distance> d = {{"smt", Distance::Smt},
+                                                    {"llc", Distance::Llc},
+                                                    {"other_llc", Distance::OtherLlc},
+                                                    {"other_socket", Distance::OtherSocket}};
+  auto it = d.find(cls);
+  if (it == d.end()) return -1;
+  for (int b = 1; b < m.topo.nr_cpus(); ++b)
+    if (m.topo.distance(0, b) == it->second) return b;
+  return -1;
+}
+
+bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// The runs of `calib ...` on the machine, each made once.
+class Runner {
+ public:
+  explicit Runner(const machine::Machine& m) : m_(m) {}
+  // The metric `name` of the run of `cmd` (ns; usecs_per_op is converted); < 0 if none.
+  double metric(const std::string& cmd, const std::string& name) {
+    auto it = runs_.find(cmd);
+    if (it == runs_.end()) {
+      RunSpec spec;
+      std::istringstream in(cmd);
+      for (std::string w; in >> w;) spec.command.push_back(w);
+      spec.seed = 1;
+      it = runs_.emplace(cmd, run_one(m_, spec).metrics).first;
+    }
+    double wakeups = 1;
+    for (const auto& x : it->second)
+      if (x.name == "wakeups") wakeups = x.value;
+    for (const auto& x : it->second)
+      if (x.name == name) return wakeups > 0 ? (name == "usecs_per_op" ? x.value * 1000 : x.value) : -1;
+    return -1;
+  }
+
+ private:
+  const machine::Machine& m_;
+  std::map<std::string, std::vector<workload::Metric>> runs_;
+};
+
+// The direct mappings: the cost a measurement is copied into (with the copy of its bytes).
+bool direct_row(const machine::Machine& m, const std::string& key, CheckRow& row) {
+  const auto& c = m.costs;
+  static const std::map<std::string, std::pair<const char*, int64_t machine::Costs::*>> map = {
+      {"futex_wake_nowaiter", {"costs.futex_wake_ns", &machine::Costs::futex_wake_ns}},
+      {"futex_wait_eagain", {"costs.futex_wait_ns", &machine::Costs::futex_wait_ns}},
+      {"pipe_write_1b", {"costs.pipe_write_ns", &machine::Costs::pipe_write_ns}},
+      {"pipe_read_1b", {"costs.pipe_read_ns", &machine::Costs::pipe_read_ns}},
+      {"unix_send_100b", {"costs.unix_send_ns + 100 B x unix_copy_ns_per_kb", &machine::Costs::unix_send_ns}},
+      {"unix_recv_100b", {"costs.unix_recv_ns + 100 B x unix_copy_ns_per_kb", &machine::Costs::unix_recv_ns}},
+  };
+  if (auto it = map.find(key); it != map.end()) {
+    row.kind = "direct";
+    row.how = it->second.first;
+    row.model_ns = static_cast<double>(c.*(it->second.second));
+    if (starts(key, "unix_")) row.model_ns += static_cast<double>(c.unix_copy_ns_per_kb * 100 / 1024);
+    return true;
+  }
+  if (starts(key, "cacheline_")) {
+    std::string cls = key.substr(10);
+    int b = partner(m, cls);
+    if (b < 0) return false;
+    row.kind = "direct";
+    row.how = "costs.remote_read_" + cls + "_ns";
+    row.model_ns = static_cast<double>(m.remote_read_ns(m.topo.distance(0, b)));
+    return true;
+  }
+  return false;
+}
+
+// wake_latency_<class>[_gapNus] / wake_syscall_<class>[_gapNus] -> the calib wake run.
+bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, Runner& run, CheckRow& row) {
+  static const std::regex re("(wake_latency|wake_syscall)_(smt|llc|other_llc|other_socket)(_gap([0-9]+)us)?");
+  std::smatch s;
+  if (!std::regex_match(key, s, re)) return false;
+  int b = partner(m, s[2]);
+  if (b < 0) return false;
+  std::string gap = s[4].matched ? std::string(s[4]) : std::to_string(gap_us);
+  row.kind = "simulated";
+  row.how = fmt::format("calib wake -c 0,{} -g {}", b, gap);
+  row.model_ns = run.metric(row.how, s[1]);
+  if (row.model_ns < 0) row.how += " (no wake-up: the wakee never slept)";
+  return true;
+}
+
+CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, const host::Measurement& x,
+                int gap_us, Runner& run) {
+  CheckRow row;
+  row.key = x.key;
+  row.measured_ns = x.value_ns;
+  row.kind = "not modeled";
+  row.how = "no model cost";
+  if (direct_row(m, x.key, row) || wake_row(m, x.key, gap_us, run, row)) return row;
+  auto sim = [&](const std::string& cmd, const std::string& metric) {
+    row.kind = "simulated";
+    row.how = cmd;
+    row.model_ns = run.metric(cmd, metric);
+  };
+  if (x.key == "fork_call" || x.key == "fork_exit_reap") {
+    sim("calib fork -c 0", x.key);
+  } else if (x.key == "futex_pingpong_same_cpu_half") {
+    sim("calib futex-pingpong -c 0", x.key);
+  } else if (x.key == "pipe_rtt_same_cpu") {
+    sim("calib pipe -c 0", "usecs_per_op");
+  } else if (x.key == "pipe_rtt_same_cpu_process") {
+    sim("calib pipe -c 0 -P", "usecs_per_op");
+  } else if (starts(x.key, "pipe_rtt_")) {
+    if (int b = partner(m, x.key.substr(9)); b > 0) sim(fmt::format("calib pipe -c 0,{}", b), "usecs_per_op");
+  } else if (starts(x.key, "membarrier_ipi_")) {
+    std::string cls = x.key.substr(15);
+    // The IPI round trip: the call with an IPI less the call without one.
+    if (auto* no = r.find("membarrier_noipi_" + cls)) row.measured_ns = x.value_ns - no->value_ns;
+    if (int b = partner(m, cls); b > 0) sim(fmt::format("calib membarrier -c 0,{}", b), "membarrier_ipi");
+    row.how += " (measured: membarrier_ipi - membarrier_noipi)";
+  } else if (starts(x.key, "syscall_")) {
+    row.how = "no model cost (a syscall's entry and exit are inside each call's cost)";
+  }
+  return row;
+}
+
+std::string num(double v) { return v < 0 ? "-" : fmt::format("{:.1f}", v); }
+
+}  // namespace
+
+std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us) {
+  std::vector<CheckRow> rows;
+  Runner run(m);
+  for (const auto& x : r.measurements) {
+    if (starts(x.key, "membarrier_noipi_")) continue;
+    rows.push_back(row_of(m, r, x, gap_us, run));
+  }
+  return rows;
+}
+
+std::string check_table(const std::vector<CheckRow>& rows, const std::string& profile) {
+  std::string out = fmt::format(
+      "# self-check of {}: each calibration microbenchmark simulated on the profile (schedlab host check; "
+      "docs/host.md)\n",
+      profile);
+  out += fmt::format("{:<32} {:<11} {:>12} {:>12} {:>8}  {}\n", "key", "kind", "model_ns", "measured_ns", "error_%",
+                     "how");
+  int with = 0, within = 0;
+  for (const auto& r : rows) {
+    std::string err = r.has_error() ? fmt::format("{:+.1f}", r.error_pct()) : "-";
+    if (r.has_error()) ++with, within += std::abs(r.error_pct()) <= 10 ? 1 : 0;
+    out += fmt::format("{:<32} {:<11} {:>12} {:>12} {:>8}  {}\n", r.key, r.kind == "not modeled" ? "none" : r.kind,
+                       num(r.model_ns), num(r.measured_ns), err, r.how);
+  }
+  out += fmt::format("# {} of {} within 10 %\n", within, with);
+  return out;
+}
+
+nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::string& profile) {
+  nlohmann::ordered_json j;
+  j["profile"] = profile;
+  auto& a = j["rows"] = nlohmann::ordered_json::array();
+  int with = 0, within = 0;
+  for (const auto& r : rows) {
+    nlohmann::ordered_json x;
+    x["key"] = r.key;
+    x["kind"] = r.kind;
+    x["model_ns"] = r.model_ns < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.model_ns);
+    x["measured_ns"] = r.measured_ns;
+    x["error_pct"] = r.has_error() ? nlohmann::ordered_json(r.error_pct()) : nlohmann::ordered_json();
+    x["how"] = r.how;
+    if (r.has_error()) ++with, within += std::abs(r.error_pct()) <= 10 ? 1 : 0;
+    a.push_back(x);
+  }
+  j["within_10pct"] = within;
+  j["compared"] = with;
+  return j;
+}
+
+host::CalibrationResult read_samples_json(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not JSON: {}", where, e.what()));
+  }
+  if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_array())
+    throw std::runtime_error(fmt::format("{}: no 'measurements' array (is it a calibrate --samples file?)", where));
+  host::CalibrationResult r;
+  size_t i = 0;
+  for (const auto& x : j["measurements"]) {
+    if (!x.is_object() || !x.contains("key") || !x["key"].is_string() || !x.contains("estimate_ns") ||
+        !x["estimate_ns"].is_number())
+      throw std::runtime_error(fmt::format("{}: measurements[{}]: needs a string 'key' and a number 'estimate_ns'",
+                                           where, i));
+    host::Measurement m;
+    m.key = x["key"];
+    m.value_ns = x["estimate_ns"];
+    m.median_ns = x.value("median_ns", m.value_ns);
+    m.cov = x.value("spread", 0.0);
+    m.what = x.value("what", std::string());
+    m.idle_state = x.value("idle_state", std::string());
+    if (x.contains("cpus") && x["cpus"].is_array())
+      for (const auto& c : x["cpus"])
+        if (c.is_number_integer()) m.cpus.push_back(c);
+    r.measurements.push_back(m);
+    ++i;
+  }
+  return r;
+}
+
+host::CalibrationResult read_profile_measurements(const std::string& text, const std::string& where) {
+  // "#   KEY   VALUE ns  median M  spread S%  [..]  N batches ... cpus A,B[  wakee idle state NAME][  events ...]"
+  static const std::regex re(
+      R"(^#   ([a-z0-9_]+) +([0-9.]+) ns  median ([0-9.]+)  spread +([0-9.]+)%.*?  cpus ([0-9,]+)(?: \(\+[0-9]+ more pairs\))?(?:  wakee idle state (.+?))?(?:  events .*)?$)");
+  host::CalibrationResult r;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') break;  // the header ends where the TOML begins
+    std::smatch s;
+    if (!std::regex_match(line, s, re)) continue;
+    host::Measurement m;
+    m.key = s[1];
+    m.value_ns = std::stod(s[2]);
+    m.median_ns = std::stod(s[3]);
+    m.cov = std::stod(s[4]) / 100;
+    if (s[6].matched) m.idle_state = s[6];
+    r.measurements.push_back(m);
+  }
+  if (r.measurements.empty())
+    throw std::runtime_error(fmt::format(
+        "{}: its header lists no measurements (not written by `schedlab host calibrate`?); pass --samples FILE",
+        where));
+  return r;
+}
+
+}  // namespace schedlab::experiment

@@ -1,0 +1,29 @@
+// The microbenchmarks of `schedlab host calibrate` (host/calibrate.cpp) as model workloads: the
+// same steps as the real ones, so that the model can be checked against the measurements its
+// costs come from (`schedlab host check`, docs/host.md "Self-check"). Command line:
+//   calib futex-pingpong [-c A] [-n OPS]       futex_pingpong_same_cpu_half
+//   calib wake [-c A,B] [-g GAP_US] [-n N]     wake_latency_<class>, wake_syscall_<class>
+//   calib membarrier [-c A,B] [-n CALLS]       membarrier_ipi_<class> (IPI round trip)
+//   calib fork [-c A] [-n N]                   fork_call, fork_exit_reap
+//   calib pipe [-c A,B] [-P] [-n OPS]          pipe_rtt_* (perf bench sched pipe's workload,
+//                                              1-byte tokens, each task pinned; -P: processes)
+// Every metric is in ns, per operation as the calibration key defines it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workload/workload.hpp"
+
+namespace schedlab::workload {
+
+struct CalibOptions {
+  std::string bench;      // futex-pingpong, wake, membarrier, fork (pipe is a PerfPipe)
+  int a = 0, b = 1;       // -c A[,B]: the measuring CPU and its partner's
+  long long n = 0;        // -n: operations / events (0: the calibration's default)
+  long long gap_us = 60;  // -g: wake: idle gap before each FUTEX_WAKE
+};
+
+std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int nr_cpus);
+
+}  // namespace schedlab::workload

@@ -1,0 +1,115 @@
+// The calibration microbenchmarks as model workloads (workload/calib.hpp): each pays the costs
+// of the steps it runs.
+#include <gtest/gtest.h>
+
+#include "machine/machine.hpp"
+#include "machine/param_api.hpp"
+#include "run_helper.hpp"
+
+using namespace schedlab;
+using wltest::metric;
+using wltest::parse_error;
+using wltest::run_workload;
+
+namespace {
+machine::Machine with(const std::string& key, double v) {
+  auto m = machine::load_profile("tiny-4");
+  machine::set_param(m, key, v);
+  return m;
+}
+double run_metric(const machine::Machine& m, const std::vector<std::string>& cmd, const std::string& name) {
+  auto r = run_workload(m, cmd);
+  EXPECT_TRUE(r.w->finished());
+  return metric(*r.w, name);
+}
+}  // namespace
+
+TEST(Calib, FutexPingPongHalfIsTwoSyscallsAndOneSwitch) {
+  // Half a round trip: one FUTEX_WAKE and one FUTEX_WAIT call plus one pass through the
+  // scheduler. (Whether the woken partner preempts the waker before it reaches FUTEX_WAIT, which
+  // then returns at once, depends on the costs: the time is not linear in them.)
+  auto base = machine::load_profile("tiny-4");
+  auto r = run_workload(base, {"calib", "futex-pingpong", "-c", "1", "-n", "1000"});
+  ASSERT_TRUE(r.w->finished());
+  double h = metric(*r.w, "futex_pingpong_same_cpu_half");
+  EXPECT_GT(h, static_cast<double>(base.costs.futex_wake_ns + base.costs.futex_wait_ns + base.costs.context_switch_ns));
+  EXPECT_LT(h, 3.0 * static_cast<double>(base.costs.futex_wake_ns + base.costs.futex_wait_ns +
+                                         base.costs.context_switch_ns + base.costs.schedule_ns + base.costs.ttwu_ns));
+  // 2 switches per round trip (+ the start and the end): every half sleeps once.
+  EXPECT_NEAR(static_cast<double>(r.k->total().context_switches), 2.0 * 1001, 10);
+  auto slow = with("costs.futex_wait_ns", static_cast<double>(base.costs.futex_wait_ns + 5000));
+  EXPECT_GT(run_metric(slow, {"calib", "futex-pingpong", "-c", "1", "-n", "1000"}, "futex_pingpong_same_cpu_half"),
+            h + 4000);
+}
+
+TEST(Calib, ForkCallIsForkAndReapPaysExit) {
+  auto base = machine::load_profile("tiny-4");
+  double f = run_metric(base, {"calib", "fork", "-c", "0", "-n", "5"}, "fork_call");
+  EXPECT_DOUBLE_EQ(f, static_cast<double>(base.costs.fork_ns));
+  double r0 = run_metric(base, {"calib", "fork", "-c", "0", "-n", "5"}, "fork_exit_reap");
+  double r1 = run_metric(with("costs.exit_ns", static_cast<double>(base.costs.exit_ns + 50000)),
+                         {"calib", "fork", "-c", "0", "-n", "5"}, "fork_exit_reap");
+  EXPECT_GT(r0, static_cast<double>(base.costs.exit_ns));
+  EXPECT_NEAR(r1 - r0, 50000, 100);
+}
+
+TEST(Calib, WakeLatencyAcrossCpusAfterAGap) {
+  auto base = machine::load_profile("tiny-4");
+  auto r = run_workload(base, {"calib", "wake", "-c", "0,1", "-n", "40"});
+  ASSERT_TRUE(r.w->finished());
+  EXPECT_EQ(metric(*r.w, "wakeups"), 40);
+  double lat = metric(*r.w, "wake_latency"), sys = metric(*r.w, "wake_syscall");
+  EXPECT_GT(sys, static_cast<double>(base.costs.futex_wake_ns));
+  EXPECT_GT(lat, sys);
+  // A longer waker syscall moves both: the latency is timed from before FUTEX_WAKE.
+  auto m = with("costs.futex_wake_ns", static_cast<double>(base.costs.futex_wake_ns + 3000));
+  auto r2 = run_workload(m, {"calib", "wake", "-c", "0,1", "-n", "40"});
+  EXPECT_NEAR(metric(*r2.w, "wake_syscall") - sys, 3000, 50);
+  EXPECT_NEAR(metric(*r2.w, "wake_latency") - lat, 3000, 50);
+}
+
+TEST(Calib, PipeRoundTripAcrossCpusCostsMoreThanOnOne) {
+  auto base = machine::load_profile("tiny-4");
+  double same = run_metric(base, {"calib", "pipe", "-c", "0"}, "usecs_per_op");
+  double cross = run_metric(base, {"calib", "pipe", "-c", "0,1"}, "usecs_per_op");
+  double proc = run_metric(base, {"calib", "pipe", "-c", "0", "-P"}, "usecs_per_op");
+  EXPECT_GT(same, 0);
+  EXPECT_GT(cross, same);
+  EXPECT_NEAR((proc - same) * 1000, 2.0 * static_cast<double>(base.costs.switch_mm_ns), 26);  // two mm switches
+}
+
+TEST(Calib, MembarrierIpiPaysTheIpiRoundTrip) {
+  auto base = machine::load_profile("tiny-4");
+  double v0 = run_metric(base, {"calib", "membarrier", "-c", "0,1", "-n", "50"}, "membarrier_ipi");
+  EXPECT_GT(v0, 0);
+  double v1 = run_metric(with("costs.csd_func_ns", static_cast<double>(base.costs.csd_func_ns + 2000)),
+                         {"calib", "membarrier", "-c", "0,1", "-n", "50"}, "membarrier_ipi");
+  EXPECT_NEAR(v1 - v0, 2000, 50);  // the caller waits for the handler
+}
+
+TEST(Calib, BadCommandLines) {
+  EXPECT_NE(parse_error({"calib"}).find("first argument"), std::string::npos);
+  EXPECT_NE(parse_error({"calib", "bogus"}).find("bogus"), std::string::npos);
+  EXPECT_NE(parse_error({"calib", "wake", "-c", "1"}).find("two different CPUs"), std::string::npos);
+  EXPECT_NE(parse_error({"calib", "pipe", "-c", "9"}, 4).find("-c"), std::string::npos);
+  EXPECT_NE(parse_error({"calib", "fork", "-n", "0"}).find("-n"), std::string::npos);
+  EXPECT_EQ(parse_error({"calib", "pipe", "-c", "0,1", "-P"}), "");
+}
+
+TEST(Calib, BenchmarkTasksSwitchesVoluntaryAndInvoluntary) {
+  // Each side of a same-CPU pipe round trip leaves the CPU once: 2 switches per round trip,
+  // voluntary (it blocked in read) or involuntary (the reader it woke preempted it before it
+  // blocked). The kernel's own threads and the idle task are not counted.
+  auto base = machine::load_profile("tiny-4");
+  auto r = run_workload(base, {"calib", "pipe", "-c", "0", "-n", "1000"});
+  ASSERT_TRUE(r.w->finished());
+  auto t = r.k->total();
+  EXPECT_NEAR(static_cast<double>(t.workload_nvcsw + t.workload_nivcsw), 2000, 5);
+  EXPECT_GT(t.workload_nvcsw, 0);
+  EXPECT_GT(t.workload_nivcsw, 0);
+  EXPECT_LE(t.workload_nvcsw + t.workload_nivcsw, t.context_switches);
+  // Across two CPUs nobody is preempted: every switch is a task blocking (or exiting).
+  auto x = run_workload(base, {"calib", "pipe", "-c", "0,1", "-n", "1000"});
+  EXPECT_EQ(x.k->total().workload_nivcsw, 0);
+  EXPECT_NEAR(static_cast<double>(x.k->total().workload_nvcsw), 2000, 5);
+}
