@@ -246,7 +246,7 @@ void add_seeds(AbSpec& spec, AbResult& r, std::vector<report::Metric>& metrics, 
     AbSpec more = spec;
     more.first_seed = spec.first_seed + static_cast<uint64_t>(spec.runs);
     more.runs = std::min(2 * spec.runs, o.max_runs) - spec.runs;
-    const int have = spec.runs;
+    const int have = 2 * spec.runs;  // runs so far, both sides (run_ab counts both)
     AbResult extra = run_ab(more, progress ? std::function<void(int, int)>([&](int done, int total) {
       progress(have + done, have + total);
     }) : nullptr);

@@ -430,9 +430,13 @@ TEST_F(CatalogueDir, RunsGrowUntilTheIntervalFitsTheBand) {
   opt.max_runs = 8;
   Case tight = c;  // a band of width ~0: no interval of a noisy gain fits it
   tight.band.factor = 1.0000001;
-  CaseOutcome t = reproduce_case(tight, opt);
+  std::vector<std::pair<int, int>> seen;  // progress counts the runs of both sides, added ones included
+  CaseOutcome t = reproduce_case(tight, opt, [&](int done, int total) { seen.emplace_back(done, total); });
   EXPECT_EQ(t.runs_start, 2);
   EXPECT_EQ(t.runs, 8);  // 2 -> 4 -> 8, the cap
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), std::make_pair(16, 16));
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].first, seen[i - 1].first) << i;
   EXPECT_LT(t.gain_low, t.gain);
   EXPECT_GT(t.gain_high, t.gain);
   EXPECT_FALSE(t.seeds_converged);
