@@ -34,10 +34,10 @@ def trust_section():
     with open(os.path.join(ROOT, "docs", "reproduction.md"), encoding="utf-8") as f:
         rep = f.read()
     m = re.search(r"^(\d+) of (\d+) in band \((\d+) ran: (\d+) in band, (\d+) in band by direction only, (\d+) missed, "
-                  r"(\d+) not exercised; (\d+) not runnable yet\)$", rep, re.M)
+                  r"(\d+) not exercised, (\d+) not converged, (\d+) base off; (\d+) not runnable yet\)$", rep, re.M)
     if not m:
         raise SystemExit("docs/reproduction.md: no 'k of n in band (...)' line")
-    inband, total, ran, _, direction, missed, unexercised, notrun = m.groups()
+    inband, total, ran, _, direction, missed, unexercised, unconverged, baseoff, notrun = m.groups()
     with open(os.path.join(ROOT, "docs", "validation.md"), encoding="utf-8") as f:
         val = f.read()
     runs = re.findall(r"^`(validate-\d+\.json)`: started (\d{4}-\d\d-\d\d) [\d:]+ UTC.*?; (\d+) of (\d+) within 15 % in AMean, "
@@ -52,13 +52,15 @@ def trust_section():
         "**How far the model's answers can be trusted today** (counted by `scripts/readme.py` from the two\n"
         "reports): against published LKML results, `schedlab reproduce` puts **{inband} of {total}** in their\n"
         "band ({ran} ran: {direction} more in band by direction only, {unexercised} whose change never acted,\n"
+        "{unconverged} whose seeds or length cannot call it, {baseoff} on a base more than 2x off the published one,\n"
         "{missed} missed, {notrun} not runnable yet;\n"
         "[docs/reproduction.md](docs/reproduction.md)); against the real kernel of the machine it runs on,\n"
         "`schedlab validate`'s {n} acceptance runs ({dates}, a busy 2-vCPU VM) had **{amean} of {cases}** cases\n"
         "within 15 % in AMean and {cov} within 2x in CoV ([docs/validation.md](docs/validation.md)). Use it\n"
         "to see which kernel paths a change exercises and in which direction, not to predict a real\n"
         "machine's numbers; [docs/model.md](docs/model.md) lists what is modeled and what is not.\n"
-    ).format(inband=inband, total=total, ran=ran, direction=direction, unexercised=unexercised, missed=missed, notrun=notrun, n=len(runs),
+    ).format(inband=inband, total=total, ran=ran, direction=direction, unexercised=unexercised, unconverged=unconverged,
+             baseoff=baseoff, missed=missed, notrun=notrun, n=len(runs),
              dates=" and ".join(dates), amean=amean, cases=cases, cov=cov)
 
 

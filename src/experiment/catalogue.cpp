@@ -293,6 +293,27 @@ void parse_published(Reader& rd, const toml::table& root, PublishedResult& p) {
   }
 }
 
+// Reads [absolute]: the published base in absolute terms (base, unit, scale, source) or `none`,
+// saying why there is none; never both. In the published unit the figure is [published] base.
+void parse_absolute(Reader& rd, const toml::table& root, const PublishedResult& p, AbsoluteBase& a) {
+  const toml::table& tab = rd.table(root, "absolute");
+  if (tab.get("none")) {
+    TableReader t(rd, tab, "absolute", {"none"});
+    a.none = t.str("none");
+    return;
+  }
+  TableReader t(rd, tab, "absolute", {"base", "unit", "scale", "source"});
+  a.given = true;
+  a.base = finite_positive(rd, t, "base");
+  a.unit = t.str("unit");
+  a.unit_line = t.line("unit");
+  a.scale = finite_positive(rd, t, "scale");
+  a.source = t.str("source");
+  if (a.unit == p.unit && a.base != p.base)
+    rd.fail_where("absolute.base", fmt::format("absolute.base {:g} {} but published.base is {:g} {}", a.base, a.unit,
+                                               p.base, p.unit));
+}
+
 // Every setting of [model] must apply to the case's machine (as `--set` / `--idle-disable` would).
 void check_model_settings(Reader& rd, const CaseModel& mo, const machine::Machine& m) {
   auto apply = [&](const std::string& key, const std::vector<std::string>& sets,
@@ -421,9 +442,11 @@ Case parse_case(const std::string& text, const std::string& file, const std::str
   Case c;
   c.file = file;
   c.name = fs::path(file).stem().string();
-  rd.reject_unknown(root, "the case (keys: title; tables [source], [machine], [kernel], [published], [model], [band])",
-                    {"title", "source", "machine", "kernel", "published", "model", "band"});
-  for (const char* k : {"title", "source", "machine", "kernel", "published", "model", "band"})
+  rd.reject_unknown(root,
+                    "the case (keys: title; tables [source], [machine], [kernel], [published], [absolute], [model], "
+                    "[band])",
+                    {"title", "source", "machine", "kernel", "published", "absolute", "model", "band"});
+  for (const char* k : {"title", "source", "machine", "kernel", "published", "absolute", "model", "band"})
     if (!root.get(k)) rd.fail_at(1, k == std::string("title") ? "missing key 'title'" : fmt::format("missing [{}] table", k));
   c.title = rd.get_string(*root.get("title"), "title");
   if (c.title.find_first_not_of(" \t") == std::string::npos) rd.fail(*root.get("title"), "title must not be empty");
@@ -436,6 +459,7 @@ Case parse_case(const std::string& text, const std::string& file, const std::str
     c.kernel_test = t.str("test");
   }
   parse_published(rd, root, c.published);
+  parse_absolute(rd, root, c.published, c.absolute);
   parse_model(rd, root, m, planned, c);
   parse_band(rd, root, c.published.gain(), c.band);
   return c;

@@ -65,6 +65,20 @@ struct CaseModel {
   std::string published_length;    // one published run's length, as the thread gives it (or "not stated")
 };
 
+// [absolute]: the published base in absolute terms, where the source prints one (s, us/op, MB/s,
+// trans/s): the base side's figure in `unit` (the model metric's), and `scale`, the factor that
+// takes it from the published command to the model's (`[model] scaling`: 1000 loops instead of
+// 16000 is 0.0625 for a time; 1 for a rate). The model's base is compared with base x scale.
+// Without a figure (`none = "why"`: the thread prints normalised numbers only, or a figure that
+// cannot be scaled to the model's command) `given` is false and no ratio is computed.
+struct AbsoluteBase {
+  bool given = false;
+  double base = 0, scale = 1;
+  std::string unit, source, none;
+  uint32_t unit_line = 0;  // where `unit` is, for errors found at run time
+  double expected() const { return base * scale; }
+};
+
 struct CaseSource {
   std::string thread, message_id, url, date, author, notes;
 };
@@ -83,6 +97,7 @@ struct Case {
   std::string kernel_base, kernel_test;
   PublishedResult published;
   CaseModel model;
+  AbsoluteBase absolute;
   Band band;
   // What the model lacks to run this case now: "feature SIS_NODE", "capability HALTPOLL_GOVERNOR".
   std::vector<std::string> missing;

@@ -430,6 +430,7 @@ std::string reproduce_html(const std::vector<CaseOutcome>& outcomes, const std::
     b.note = o.status == CaseStatus::NotRunnable    ? "not runnable"
              : o.status == CaseStatus::NotExercised ? "not exercised"
              : o.status == CaseStatus::NotConverged ? "not converged"
+             : o.status == CaseStatus::BaseOff      ? "base off"
              : o.status == CaseStatus::DirectionOnly ? "in band, direction only"
              : b.in_band                             ? "in band"
                                                      : "miss";

@@ -33,6 +33,22 @@ std::string model_str(const CaseOutcome& o) {
   return fmt::format("{} (gain {:.3f}, 95 % {:.3f}..{:.3f})", pct_str(o.pct), o.gain, o.gain_low, o.gain_high);
 }
 
+// The model's base over the published one in absolute terms: "0.93x", or "n/a" where the case
+// has no absolute figure ([absolute] none).
+std::string base_ratio_str(const CaseOutcome& o) {
+  if (o.status == CaseStatus::NotRunnable) return "-";
+  if (!o.base_compared) return "n/a";
+  return fmt::format("{:.3g}x", o.base_ratio);
+}
+
+// "model 0.0124 s vs published 3.654 s x 0.0625 = 0.228 s (0.0543x)"
+std::string base_detail(const CaseOutcome& o) {
+  const AbsoluteBase& a = o.c->absolute;
+  return fmt::format("model base {:.4g} {} vs published {:.4g} {}{} ({:.3g}x)", o.base_mean, a.unit, a.base, a.unit,
+                     a.scale == 1 ? "" : fmt::format(" x {:g} = {:.4g} {}", a.scale, a.expected(), a.unit),
+                     o.base_ratio);
+}
+
 // " (bimodal: base, test)" when a side's values look bimodal (Sarle's coefficient > 5/9).
 std::string bimodal_str(const CaseOutcome& o) {
   if (o.status == CaseStatus::NotRunnable || !(o.bimodal_base || o.bimodal_test)) return "";
@@ -62,6 +78,8 @@ std::string result_str(const CaseOutcome& o) {
       return fmt::format("not converged: 95 % interval {:.3f} wider than the band's {:.3f} at {} runs per side "
                          "(band {})",
                          o.gain_high - o.gain_low, o.band_width, o.runs, o.band_met ? "met" : "missed");
+    case CaseStatus::BaseOff:
+      return fmt::format("base off: {:.3g}x the published base (band {})", o.base_ratio, o.band_met ? "met" : "missed");
     case CaseStatus::NotRunnable: return "not runnable yet: needs " + join(o.c->missing);
   }
   return "?";
@@ -115,6 +133,11 @@ nlohmann::ordered_json case_json(const Case& c) {
   j["published"] = {{"commands", p.commands}, {"statistic", p.statistic}, {"runs", p.runs},
                     {"higher_is_better", p.higher_is_better}, {"unit", p.unit}, {"base", p.base},
                     {"test", p.test}, {"pct_imp", p.pct_imp()}, {"gain", p.gain()}, {"doubts", p.doubts}};
+  if (c.absolute.given)
+    j["absolute"] = {{"base", c.absolute.base}, {"unit", c.absolute.unit}, {"scale", c.absolute.scale},
+                     {"expected_model_base", c.absolute.expected()}, {"source", c.absolute.source}};
+  else
+    j["absolute"] = {{"none", c.absolute.none}};
   const auto& m = c.model;
   j["model_setup"] = {{"command", m.command_line}, {"metric", m.metric}, {"base_features", m.base_features},
                       {"test_features", m.test_features}, {"sets", m.sets}, {"idle_disable", m.idle_disable},
@@ -147,6 +170,7 @@ std::string to_string(CaseStatus s) {
     case CaseStatus::Miss: return "miss";
     case CaseStatus::NotExercised: return "not_exercised";
     case CaseStatus::NotConverged: return "not_converged";
+    case CaseStatus::BaseOff: return "base_off";
     case CaseStatus::NotRunnable: return "not_runnable";
   }
   return "?";
@@ -222,7 +246,7 @@ void add_seeds(AbSpec& spec, AbResult& r, std::vector<report::Metric>& metrics, 
     AbSpec more = spec;
     more.first_seed = spec.first_seed + static_cast<uint64_t>(spec.runs);
     more.runs = std::min(2 * spec.runs, o.max_runs) - spec.runs;
-    const int have = spec.runs;
+    const int have = 2 * spec.runs;  // runs so far, both sides (run_ab counts both)
     AbResult extra = run_ab(more, progress ? std::function<void(int, int)>([&](int done, int total) {
       progress(have + done, have + total);
     }) : nullptr);
@@ -231,6 +255,18 @@ void add_seeds(AbSpec& spec, AbResult& r, std::vector<report::Metric>& metrics, 
     spec.runs += more.runs;
     metrics = ab_metrics(spec, r);
   }
+}
+// The model's base against the case's absolute figure, if it has one; the figure's unit must be
+// the model metric's.
+void compare_base(const Case& c, const std::string& metric_unit, CaseOutcome& o) {
+  const AbsoluteBase& a = c.absolute;
+  if (!a.given) return;
+  if (a.unit != metric_unit)
+    throw CatalogueError(fmt::format("{}:{}: absolute.unit '{}': the model's {} is in {}", c.file, a.unit_line, a.unit,
+                                     c.model.metric, metric_unit));
+  o.base_compared = true;
+  o.base_ratio = o.base_mean / a.expected();
+  o.base_off = base_is_off(o.base_ratio);
 }
 // The changes on in one side only whose counters are all zero on that side in every run.
 void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) {
@@ -298,6 +334,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.gain = o.higher_is_better ? o.test_mean / o.base_mean : o.base_mean / o.test_mean;
   o.pct = test.pct_imp;
   o.ks_p = test.ks ? test.ks->pvalue : 1.0;
+  compare_base(c, o.unit, o);
   for (auto m = metrics.begin() + nbench; m != metrics.end(); ++m) {
     double a = 0, b = 0;
     for (double v : m->sets[0].values) a += v;
@@ -339,6 +376,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   }
   o.status = !o.exercised() ? CaseStatus::NotExercised
              : !o.converged || !o.seeds_converged ? CaseStatus::NotConverged
+             : o.base_off   ? CaseStatus::BaseOff
              : !o.band_met  ? CaseStatus::Miss
              : o.direction_only ? CaseStatus::DirectionOnly
                                 : CaseStatus::InBand;
@@ -347,36 +385,67 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
 
 namespace {
 struct Counts {
-  int in = 0, direction = 0, miss = 0, idle = 0, unconverged = 0, skip = 0;
-  bool checked = false;  // any case ran with --convergence
+  int in = 0, direction = 0, miss = 0, idle = 0, unconverged = 0, base_off = 0, skip = 0;
   explicit Counts(const std::vector<CaseOutcome>& outcomes) {
     for (const auto& o : outcomes) {
-      checked = checked || o.convergence_checked;
       switch (o.status) {
         case CaseStatus::NotConverged: ++unconverged; break;
         case CaseStatus::InBand: ++in; break;
         case CaseStatus::DirectionOnly: ++direction; break;
         case CaseStatus::Miss: ++miss; break;
         case CaseStatus::NotExercised: ++idle; break;
+        case CaseStatus::BaseOff: ++base_off; break;
         case CaseStatus::NotRunnable: ++skip; break;
       }
     }
   }
-  int ran() const { return in + direction + miss + idle + unconverged; }
+  int ran() const { return in + direction + miss + idle + unconverged + base_off; }
 };
 }  // namespace
 
 std::string summary_line(const std::vector<CaseOutcome>& outcomes) {
   Counts n(outcomes);
-  std::string conv = n.checked ? fmt::format(", {} not converged", n.unconverged) : "";
   return fmt::format(
-      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised{}; "
-      "{} not runnable yet)",
-      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, conv, n.skip);
+      "{} of {} in band ({} ran: {} in band, {} in band by direction only, {} missed, {} not exercised, "
+      "{} not converged, {} base off; {} not runnable yet)",
+      n.in, outcomes.size(), n.ran(), n.in, n.direction, n.miss, n.idle, n.unconverged, n.base_off, n.skip);
 }
 
 namespace {
-// The JSON report: every case with its model result, and the summary.
+// One case's model result in the JSON report. `converged`: both the seeds and (with
+// --convergence) the doubled length; base_ratio null where the case has no absolute figure.
+nlohmann::ordered_json model_json(const CaseOutcome& o) {
+  nlohmann::ordered_json counters = nlohmann::ordered_json::array();
+  for (const auto& k : o.counters)
+    counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
+  auto nullable = [](bool has, const auto& v) { return has ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  nlohmann::ordered_json m = {
+      {"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit}, {"higher_is_better", o.higher_is_better},
+      {"base_mean", o.base_mean}, {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain},
+      {"ks_p", o.ks_p}, {"band_met", o.band_met}, {"direction_only", o.direction_only},
+      {"exercised", o.exercised()}, {"identical_sides", o.identical_sides}, {"silent_changes", o.silent_changes},
+      {"simulated_s", o.simulated_s}, {"base_ratio", nullable(o.base_compared, o.base_ratio)},
+      {"base_off", o.base_off}, {"converged", o.converged && o.seeds_converged}, {"runs_start", o.runs_start},
+      {"max_runs", o.max_runs}, {"gain_ci", {{"level", 0.95}, {"low", o.gain_low}, {"high", o.gain_high}}},
+      {"band_width", o.band_width}, {"seeds_converged", o.seeds_converged},
+      {"bimodal", {{"base", o.bimodal_base}, {"test", o.bimodal_test}, {"coefficient_base", o.bc_base},
+                   {"coefficient_test", o.bc_test}}},
+      {"counters", counters}};
+  if (o.convergence_checked) {
+    const bool has = !o.command_2x.empty();
+    nlohmann::ordered_json cv = {{"command_2x", nullable(has, o.command_2x)}};
+    if (has) {
+      cv["simulated_2x_s"] = o.simulated_2x_s;
+      cv["gain_2x"] = o.gain_2x;
+      cv["pct_imp_2x"] = o.pct_2x;
+    }
+    cv["converged"] = nullable(has, o.converged);
+    m["convergence"] = cv;
+  }
+  return m;
+}
+
+// The JSON report: every case with its model result (`status` is the verdict), and the summary.
 std::string reproduce_json(const Catalogue& cat, const std::vector<CaseOutcome>& outcomes) {
   nlohmann::ordered_json j;
   j["catalogue"] = catalogue_label(cat);
@@ -384,128 +453,118 @@ std::string reproduce_json(const Catalogue& cat, const std::vector<CaseOutcome>&
   for (const auto& o : outcomes) {
     nlohmann::ordered_json cj = case_json(*o.c);
     cj["status"] = to_string(o.status);
-    if (o.status == CaseStatus::NotRunnable) {
-      cj["model"] = nullptr;
-    } else {
-      nlohmann::ordered_json counters = nlohmann::ordered_json::array();
-      for (const auto& k : o.counters)
-        counters.push_back({{"name", k.name}, {"unit", k.unit}, {"base", k.base}, {"test", k.test}});
-      cj["model"] = {{"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit},
-                     {"higher_is_better", o.higher_is_better}, {"base_mean", o.base_mean},
-                     {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain}, {"ks_p", o.ks_p},
-                     {"band_met", o.band_met}, {"direction_only", o.direction_only},
-                     {"exercised", o.exercised()}, {"identical_sides", o.identical_sides},
-                     {"silent_changes", o.silent_changes}, {"simulated_s", o.simulated_s},
-                     {"runs_start", o.runs_start}, {"max_runs", o.max_runs},
-                     {"gain_ci", {{"level", 0.95}, {"low", o.gain_low}, {"high", o.gain_high}}},
-                     {"band_width", o.band_width}, {"seeds_converged", o.seeds_converged},
-                     {"bimodal", {{"base", o.bimodal_base}, {"test", o.bimodal_test},
-                                  {"coefficient_base", o.bc_base}, {"coefficient_test", o.bc_test}}},
-                     {"counters", counters}};
-      if (o.convergence_checked) {
-        nlohmann::ordered_json cv = {{"command_2x", o.command_2x.empty() ? nlohmann::ordered_json(nullptr)
-                                                                        : nlohmann::ordered_json(o.command_2x)}};
-        if (!o.command_2x.empty()) {
-          cv["simulated_2x_s"] = o.simulated_2x_s;
-          cv["gain_2x"] = o.gain_2x;
-          cv["pct_imp_2x"] = o.pct_2x;
-        }
-        cv["converged"] = o.command_2x.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.converged);
-        cj["model"]["convergence"] = cv;
-      }
-    }
+    cj["model"] = o.status == CaseStatus::NotRunnable ? nlohmann::ordered_json() : model_json(o);
     arr.push_back(cj);
   }
   j["cases"] = arr;
   Counts n(outcomes);
   j["summary"] = {{"cases", outcomes.size()}, {"in_band", n.in}, {"direction_only", n.direction},
-                  {"missed", n.miss}, {"not_exercised", n.idle}, {"not_runnable", n.skip}};
-  if (n.checked) j["summary"]["not_converged"] = n.unconverged;
+                  {"missed", n.miss}, {"not_exercised", n.idle}, {"not_converged", n.unconverged},
+                  {"base_off", n.base_off}, {"not_runnable", n.skip}};
   j["summary"]["line"] = summary_line(outcomes);
   return j.dump(2) + "\n";
 }
 
 // The Markdown report (docs/reproduction.md): the table, then a section per kind of result.
+// A miss or a base-off case in full: the published and model numbers, the band, the base, what
+// the model lacks.
+std::string case_detail(const CaseOutcome& o) {
+  const Case& c = *o.c;
+  std::string out = fmt::format("\n### {}\n\n{} ({}, {}, <{}>)\n\n", c.name, c.title, c.source.author,
+                                c.source.date, c.source.message_id);
+  out += fmt::format("- published: {} ({}; {})\n", published_str(c), c.published.statistic, c.published.doubts);
+  out += fmt::format("- model: `{}` on {}, {}{}; {} runs per side: {} {:.6g} -> {:.6g} {}, {}, KS p {:.4g}\n",
+                     c.model.command_line, c.machine.profile, sides(c),
+                     common_settings(c).empty() ? "" : ", " + common_settings(c), o.runs, c.model.metric,
+                     o.base_mean, o.test_mean, o.unit, model_str(o), o.ks_p);
+  out += fmt::format("- band: {} ({}){}\n", c.band.describe(c.published.gain()), c.band.justification,
+                     o.status == CaseStatus::BaseOff ? fmt::format("; {}", o.band_met ? "met" : "missed") : "");
+  if (o.base_compared)
+    out += fmt::format("- base: {}{}; {}\n", base_detail(o), o.base_off ? fmt::format(", off by more than {:g}x", kBaseOffFactor) : "",
+                       c.absolute.source);
+  else
+    out += fmt::format("- base: no absolute figure ({})\n", c.absolute.none);
+  out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
+  return out;
+}
+
+std::string not_converged_line(const CaseOutcome& o) {
+  const Case& c = *o.c;
+  if (o.converged)
+    return fmt::format("- {}: gain {:.3f}, 95 % interval {:.3f}..{:.3f} (width {:.3f}) at {} runs per side, wider "
+                       "than the band {} (width {:.3f}); band {}\n",
+                       c.name, o.gain, o.gain_low, o.gain_high, o.gain_high - o.gain_low, o.runs,
+                       c.band.describe(c.published.gain()), o.band_width, o.band_met ? "met" : "missed");
+  return fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
+                     "({} at 1x)\n",
+                     c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s, o.gain_2x,
+                     c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
+}
+
+std::string not_exercised_line(const CaseOutcome& o) {
+  const Case& c = *o.c;
+  std::string why = o.identical_sides
+                        ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
+                                      "every counter)",
+                                      o.runs)
+                        : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
+                                      join(o.silent_changes), o.runs);
+  return fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
+                     published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
+                     c.model.lacks);
+}
+
+std::string in_band_line(const CaseOutcome& o) {
+  std::string dir = o.status == CaseStatus::DirectionOnly
+                        ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
+                                      o.c->band.describe(o.c->published.gain()))
+                        : "";
+  std::string base = o.base_compared ? fmt::format(" Base: {}.", base_detail(o)) : " Base: no absolute figure.";
+  return fmt::format("- {}: model {} vs published {}.{}{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
+                     base, o.c->model.lacks);
+}
+
+// A section of the cases whose status is one of `statuses`, each rendered by `line`; nothing
+// when there are none.
+std::string section(const std::vector<CaseOutcome>& outcomes, std::initializer_list<CaseStatus> statuses,
+                    const std::string& head, const std::function<std::string(const CaseOutcome&)>& line) {
+  std::string out;
+  for (const auto& o : outcomes) {
+    if (std::find(statuses.begin(), statuses.end(), o.status) == statuses.end()) continue;
+    if (out.empty()) out += head;
+    out += line(o);
+  }
+  return out;
+}
+
 std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
   std::string out;
-  out += "| case | machine | published | model | band | result |\n|---|---|---:|---:|---|---|\n";
+  out += "| case | machine | published | model | base | band | result |\n|---|---|---:|---:|---:|---|---|\n";
   for (const auto& o : outcomes)
-    out += fmt::format("| [{}]({}) | {} | {} | {} | {} | {} |\n", o.c->name, o.c->source.url, o.c->machine.profile,
-                       published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()),
-                       cell(result_str(o) + bimodal_str(o)));
+    out += fmt::format("| [{}]({}) | {} | {} | {} | {} | {} | {} |\n", o.c->name, o.c->source.url,
+                       o.c->machine.profile, published_str(*o.c), model_str(o), base_ratio_str(o),
+                       o.c->band.describe(o.c->published.gain()), cell(result_str(o) + bimodal_str(o)));
   out += fmt::format("\n{}\n", summary_line(outcomes));
-  bool any = false;
-  for (const auto& o : outcomes) {
-    if (o.status != CaseStatus::Miss) continue;
-    if (!any) out += "\n## Misses\n";
-    any = true;
-    const Case& c = *o.c;
-    out += fmt::format("\n### {}\n\n{} ({}, {}, <{}>)\n\n", c.name, c.title, c.source.author, c.source.date,
-                       c.source.message_id);
-    out += fmt::format("- published: {} ({}; {})\n", published_str(c), c.published.statistic, c.published.doubts);
-    out += fmt::format("- model: `{}` on {}, {}{}; {} runs per side: {} {:.6g} -> {:.6g} {}, {}, KS p {:.4g}\n",
-                       c.model.command_line, c.machine.profile, sides(c),
-                       common_settings(c).empty() ? "" : ", " + common_settings(c), o.runs, c.model.metric,
-                       o.base_mean, o.test_mean, o.unit, model_str(o), o.ks_p);
-    out += fmt::format("- band: {} ({})\n", c.band.describe(c.published.gain()), c.band.justification);
-    out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
-  }
-  any = false;
-  for (const auto& o : outcomes) {
-    if (o.status != CaseStatus::NotConverged) continue;
-    if (!any)
-      out += "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance "
-             "(the verdict depends on the length), or the gain's 95 % interval is still wider than the band at "
-             "the cap on runs per side (the seeds cannot call it).\n\n";
-    any = true;
-    const Case& c = *o.c;
-    if (o.converged) {
-      out += fmt::format("- {}: gain {:.3f}, 95 % interval {:.3f}..{:.3f} (width {:.3f}) at {} runs per side, wider "
-                         "than the band {} (width {:.3f}); band {}\n",
-                         c.name, o.gain, o.gain_low, o.gain_high, o.gain_high - o.gain_low, o.runs,
-                         c.band.describe(c.published.gain()), o.band_width, o.band_met ? "met" : "missed");
-      continue;
-    }
-    out += fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}, `{}` ({:.4g} s) gain {:.3f}; band {} "
-                       "({} at 1x)\n",
-                       c.name, c.model.command_line, o.simulated_s, o.gain, o.command_2x, o.simulated_2x_s,
-                       o.gain_2x, c.band.describe(c.published.gain()), o.band_met ? "met" : "missed");
-  }
-  any = false;
-  for (const auto& o : outcomes) {
-    if (o.status != CaseStatus::NotExercised) continue;
-    if (!any) out += "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing about it.\n\n";
-    any = true;
-    const Case& c = *o.c;
-    std::string why = o.identical_sides
-                          ? fmt::format("both sides the same run at each of the {} seeds (output, events and "
-                                        "every counter)",
-                                        o.runs)
-                          : fmt::format("the counters of {} all 0 on the side that has it, in all {} runs",
-                                        join(o.silent_changes), o.runs);
-    out += fmt::format("- {}: {}; model {} vs published {}, band {} ({}). {}\n", c.name, why, model_str(o),
-                       published_str(c), c.band.describe(c.published.gain()), o.band_met ? "met" : "missed",
-                       c.model.lacks);
-  }
-  any = false;
-  for (const auto& o : outcomes) {
-    if (o.status != CaseStatus::InBand && o.status != CaseStatus::DirectionOnly) continue;
-    if (!any) out += "\n## In band\n\n";
-    any = true;
-    std::string dir = o.status == CaseStatus::DirectionOnly
-                          ? fmt::format(" Direction only: the band ({}) reaches gain 1.0.",
-                                        o.c->band.describe(o.c->published.gain()))
-                          : "";
-    out += fmt::format("- {}: model {} vs published {}.{} {}\n", o.c->name, model_str(o), published_str(*o.c), dir,
-                       o.c->model.lacks);
-  }
-  any = false;
-  for (const auto& o : outcomes) {
-    if (o.status != CaseStatus::NotRunnable) continue;
-    if (!any) out += "\n## Not runnable yet\n\n";
-    any = true;
-    out += fmt::format("- {}: needs {}. {}\n", o.c->name, join(o.c->missing), o.c->model.lacks);
-  }
+  out += section(outcomes, {CaseStatus::Miss}, "\n## Misses\n", case_detail);
+  out += section(outcomes, {CaseStatus::BaseOff},
+                 "\n## Base off\n\nThe model's base is more than 2x away from the published base in absolute terms "
+                 "(after the case's scaling): a right gain on a wrong base is not a reproduction, so these are "
+                 "counted apart whatever the band says; the size of the gap points at the work the model skips or "
+                 "adds.\n",
+                 case_detail);
+  out += section(outcomes, {CaseStatus::NotConverged},
+                 "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance "
+                 "(the verdict depends on the length), or the gain's 95 % interval is still wider than the band at "
+                 "the cap on runs per side (the seeds cannot call it).\n\n",
+                 not_converged_line);
+  out += section(outcomes, {CaseStatus::NotExercised},
+                 "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing "
+                 "about it.\n\n",
+                 not_exercised_line);
+  out += section(outcomes, {CaseStatus::InBand, CaseStatus::DirectionOnly}, "\n## In band\n\n", in_band_line);
+  out += section(outcomes, {CaseStatus::NotRunnable}, "\n## Not runnable yet\n\n", [](const CaseOutcome& o) {
+    return fmt::format("- {}: needs {}. {}\n", o.c->name, join(o.c->missing), o.c->model.lacks);
+  });
   return out;
 }
 }  // namespace
@@ -517,12 +576,12 @@ std::string render_reproduce(const Catalogue& cat, const std::vector<CaseOutcome
   size_t w = 4;
   for (const auto& o : outcomes) w = std::max(w, o.c->name.size());
   out += fmt::format("# schedlab reproduce: {} cases from {}\n\n", outcomes.size(), catalogue_label(cat));
-  out += fmt::format("{:<{}}  {:<16} {:>22} {:>38}  {:<28} {}\n", "case", w, "machine", "published", "model", "band",
-                     "result");
+  out += fmt::format("{:<{}}  {:<16} {:>22} {:>38} {:>8}  {:<28} {}\n", "case", w, "machine", "published", "model",
+                     "base", "band", "result");
   for (const auto& o : outcomes)
-    out += fmt::format("{:<{}}  {:<16} {:>22} {:>38}  {:<28} {}{}\n", o.c->name, w, o.c->machine.profile,
-                       published_str(*o.c), model_str(o), o.c->band.describe(o.c->published.gain()), result_str(o),
-                       bimodal_str(o));
+    out += fmt::format("{:<{}}  {:<16} {:>22} {:>38} {:>8}  {:<28} {}{}\n", o.c->name, w, o.c->machine.profile,
+                       published_str(*o.c), model_str(o), base_ratio_str(o), o.c->band.describe(o.c->published.gain()),
+                       result_str(o), bimodal_str(o));
   out += fmt::format("\n{}\n", summary_line(outcomes));
   return out;
 }

@@ -20,8 +20,16 @@ namespace schedlab::experiment {
 // (--convergence), so the band's verdict depends on the length; or the gain's 95 % bootstrap
 // interval is still wider than the band at the cap on runs per side (ReproduceOptions::max_runs),
 // so the seeds cannot call it.
-enum class CaseStatus { InBand, DirectionOnly, Miss, NotExercised, NotConverged, NotRunnable };
+// BaseOff: the model's base is more than kBaseOffFactor away from the published base in absolute
+// terms (after the case's scaling, [absolute]): a right gain on a wrong base is not a
+// reproduction, so it overrides the band (met or missed); NotExercised and NotConverged come first.
+enum class CaseStatus { InBand, DirectionOnly, Miss, NotExercised, NotConverged, BaseOff, NotRunnable };
 std::string to_string(CaseStatus s);  // "in_band", "direction_only", "miss", ...
+
+// A model base more than this factor above or below the published one (after scaling) is "base off".
+inline constexpr double kBaseOffFactor = 2.0;
+// Whether a model base / published base ratio is off: beyond kBaseOffFactor either way.
+inline bool base_is_off(double ratio) { return !(ratio <= kBaseOffFactor && ratio >= 1 / kBaseOffFactor); }
 
 struct CounterMeans {
   std::string name, unit;
@@ -50,6 +58,11 @@ struct CaseOutcome {
   std::vector<std::string> silent_changes;
   int changes_with_counters = 0;
   double simulated_s = 0;       // simulated time of one run (mean over both sides' runs)
+  // The base in absolute terms (only where the case gives one, Case::absolute): the model's base
+  // mean over the published base x scale, and whether it is off by more than kBaseOffFactor.
+  bool base_compared = false;
+  double base_ratio = 0;
+  bool base_off = false;
   // Enough seeds: runs per side doubled from runs_start (capped at max_runs) until the gain's
   // 95 % bootstrap interval [gain_low, gain_high] (fixed bootstrap seed) is narrower than the
   // band (band_width, in gain; none: 2 x max_change_pct / 100).

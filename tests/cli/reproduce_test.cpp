@@ -83,5 +83,5 @@ TEST_F(ReproduceCli, RunsCasesAndReportsTheOnesItCannotRun) {
   EXPECT_GT(doc["cases"][0]["model"]["gain"].get<double>(), 1.0);
   auto md = run_schedlab("reproduce --catalogue " + dir() + " --format markdown --runs 3 a-spin");
   ASSERT_EQ(md.status, 0);
-  EXPECT_EQ(md.out.rfind("| case | machine | published | model | band | result |", 0), 0u) << md.out;
+  EXPECT_EQ(md.out.rfind("| case | machine | published | model | base | band | result |", 0), 0u) << md.out;
 }

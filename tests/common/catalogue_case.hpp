@@ -49,6 +49,12 @@ test = 5.0
 pct = 50.0
 doubts = "none"
 
+[absolute]
+base = 10.0
+unit = "us/op"
+scale = 1.0
+source = "the test thread's table"
+
 [model]
 command = "perf bench sched pipe -l 200"
 metric = "usecs_per_op"

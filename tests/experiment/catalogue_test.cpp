@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "experiment/catalogue.hpp"
@@ -299,7 +300,8 @@ TEST_F(CatalogueDir, IdenticalSidesAreNotExercised) {
   cat.dir = dir_.string();
   std::string text = render_reproduce(cat, {o}, report::Format::Text);
   EXPECT_NE(text.find("not exercised: sides identical (band missed)"), std::string::npos) << text;
-  EXPECT_NE(text.find("0 of 1 in band (1 ran: 0 in band, 0 in band by direction only, 0 missed, 1 not exercised;"),
+  EXPECT_NE(text.find("0 of 1 in band (1 ran: 0 in band, 0 in band by direction only, 0 missed, 1 not exercised, "
+                      "0 not converged, 0 base off;"),
             std::string::npos)
       << text;
   std::string md = render_reproduce(cat, {o}, report::Format::Markdown);
@@ -371,7 +373,7 @@ TEST_F(CatalogueDir, ConvergenceRunsTwiceTheLength) {
     cat.dir = dir_.string();
     std::string text = render_reproduce(cat, {t}, report::Format::Text);
     EXPECT_NE(text.find("not converged: gain "), std::string::npos) << text;
-    EXPECT_NE(text.find(", 1 not converged;"), std::string::npos) << text;
+    EXPECT_NE(text.find(", 1 not converged, 0 base off;"), std::string::npos) << text;
   }
   Catalogue cat;
   cat.dir = dir_.string();
@@ -379,11 +381,14 @@ TEST_F(CatalogueDir, ConvergenceRunsTwiceTheLength) {
   EXPECT_EQ(j["cases"][0]["model"]["convergence"]["command_2x"], "perf bench sched pipe -l 400");
   EXPECT_EQ(j["cases"][0]["model"]["convergence"]["converged"], true);
   EXPECT_EQ(j["summary"]["not_converged"], 0);
-  // Without --convergence nothing of it is printed.
+  // Without --convergence nothing of it is printed (the summary still counts the cases whose
+  // seeds did not converge).
   CaseOutcome plain = reproduce_case(c, ReproduceOptions{0, 1});
   EXPECT_FALSE(plain.convergence_checked);
   EXPECT_GT(plain.simulated_s, 0);
-  EXPECT_EQ(render_reproduce(cat, {plain}, report::Format::Text).find("converged"), std::string::npos);
+  EXPECT_EQ(render_reproduce(cat, {plain}, report::Format::Text).find("twice the length"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(render_reproduce(cat, {plain}, report::Format::Json))["cases"][0]["model"]
+                   .contains("convergence"));
 }
 
 TEST_F(CatalogueDir, WrongMetricIsAnErrorAtItsLine) {
@@ -425,9 +430,13 @@ TEST_F(CatalogueDir, RunsGrowUntilTheIntervalFitsTheBand) {
   opt.max_runs = 8;
   Case tight = c;  // a band of width ~0: no interval of a noisy gain fits it
   tight.band.factor = 1.0000001;
-  CaseOutcome t = reproduce_case(tight, opt);
+  std::vector<std::pair<int, int>> seen;  // progress counts the runs of both sides, added ones included
+  CaseOutcome t = reproduce_case(tight, opt, [&](int done, int total) { seen.emplace_back(done, total); });
   EXPECT_EQ(t.runs_start, 2);
   EXPECT_EQ(t.runs, 8);  // 2 -> 4 -> 8, the cap
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), std::make_pair(16, 16));
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].first, seen[i - 1].first) << i;
   EXPECT_LT(t.gain_low, t.gain);
   EXPECT_GT(t.gain_high, t.gain);
   EXPECT_FALSE(t.seeds_converged);
@@ -479,4 +488,146 @@ TEST_F(CatalogueDir, BimodalSidesAreFlaggedInTheTable) {
   EXPECT_EQ(j["cases"][0]["status"], "direction_only");
   o.bimodal_base = false;
   EXPECT_EQ(render_reproduce(cat, {o}, report::Format::Text).find("bimodal"), std::string::npos);
+}
+
+// [absolute]: the published base in absolute terms with its unit and scaling, or `none` saying
+// why there is none; a malformed or negative figure is one error naming the file, line and key.
+TEST_F(CatalogueDir, AbsoluteBaseParsesAndMalformedFiguresNameTheKey) {
+  const std::string v = kValidCase;
+  Case c = parse(v);
+  EXPECT_TRUE(c.absolute.given);
+  EXPECT_DOUBLE_EQ(c.absolute.base, 10.0);
+  EXPECT_EQ(c.absolute.unit, "us/op");
+  EXPECT_DOUBLE_EQ(c.absolute.expected(), 10.0);
+  Case scaled = parse(replace(v, "scale = 1.0", "scale = 0.25"));
+  EXPECT_DOUBLE_EQ(scaled.absolute.expected(), 2.5);
+  const std::string abs_block =
+      "[absolute]\nbase = 10.0\nunit = \"us/op\"\nscale = 1.0\nsource = \"the test thread's table\"\n";
+  Case none = parse(replace(v, abs_block, "[absolute]\nnone = \"normalised only\"\n"));
+  EXPECT_FALSE(none.absolute.given);
+  EXPECT_EQ(none.absolute.none, "normalised only");
+  const int base_line = line_of(v, "[absolute]") + 1;
+  auto abs_base = [&](const std::string& to) {
+    return replace(v, "[absolute]\nbase = 10.0", "[absolute]\nbase = " + to);
+  };
+  expect_error(abs_base("-10.0"), base_line, "absolute.base must be a positive number");
+  expect_error(abs_base("0"), base_line, "absolute.base must be a positive number");
+  expect_error(abs_base("\"ten\""), base_line, "absolute.base must be a number");
+  expect_error(abs_base("nan"), base_line, "absolute.base must be a positive number");
+  expect_error(replace(v, "scale = 1.0", "scale = -0.5"), line_of(v, "scale = 1.0"),
+               "absolute.scale must be a positive number");
+  expect_error(replace(v, "unit = \"us/op\"\nscale", "unit = \"\"\nscale"), line_of(v, "scale = 1.0") - 1,
+               "absolute.unit must not be empty");
+  expect_error(abs_base("12.0"), base_line, "but published.base is 10 us/op");
+  expect_error(replace(v, "scale = 1.0\n", ""), line_of(v, "[absolute]"), "missing key 'scale' in [absolute]");
+  expect_error(replace(v, abs_block, "[absolute]\nnone = \"x\"\nbase = 10.0\n"), line_of(v, "[absolute]") + 2,
+               "unknown key 'base' in [absolute]");
+  expect_error(replace(v, abs_block, ""), 1, "missing [absolute] table");
+}
+
+TEST(CatalogueBase, OffBeyondTwiceEitherWay) {
+  EXPECT_FALSE(base_is_off(1.0));
+  EXPECT_FALSE(base_is_off(2.0));
+  EXPECT_FALSE(base_is_off(0.5));
+  EXPECT_TRUE(base_is_off(2.01));
+  EXPECT_TRUE(base_is_off(0.49));
+  EXPECT_TRUE(base_is_off(std::nan("")));
+}
+
+// The model's base against the published one: the pipe's base on tiny-4 against 10 us/op as
+// the case states it (within 2x), and against the same figure scaled by 0.1 (model base several
+// times the expected 1 us/op): base off, which overrides the band (met here, direction only).
+// A case without an absolute figure has no ratio (n/a, JSON null), not 1.0.
+TEST_F(CatalogueDir, BaseOffOverridesTheBandAndIsCountedApart) {
+  Case c = parse(kValidCase);
+  CaseOutcome ok = reproduce_case(c, ReproduceOptions{0, 1});
+  ASSERT_TRUE(ok.base_compared);
+  EXPECT_DOUBLE_EQ(ok.base_ratio, ok.base_mean / 10.0);
+  EXPECT_EQ(ok.base_off, base_is_off(ok.base_ratio));
+  Case off = parse(replace(kValidCase, "scale = 1.0", "scale = 0.1"));
+  CaseOutcome o = reproduce_case(off, ReproduceOptions{0, 1});
+  ASSERT_TRUE(o.base_compared);
+  EXPECT_DOUBLE_EQ(o.base_ratio, o.base_mean / 1.0);
+  ASSERT_GT(o.base_ratio, 2.0);  // the model's pipe takes several us per op, not 1
+  EXPECT_TRUE(o.base_off);
+  EXPECT_TRUE(o.band_met);
+  EXPECT_EQ(o.status, CaseStatus::BaseOff);
+  Case none = parse(replace(kValidCase,
+                            "[absolute]\nbase = 10.0\nunit = \"us/op\"\nscale = 1.0\nsource = \"the test thread's table\"\n",
+                            "[absolute]\nnone = \"normalised only\"\n"));
+  CaseOutcome n = reproduce_case(none, ReproduceOptions{0, 1});
+  EXPECT_FALSE(n.base_compared);
+  EXPECT_FALSE(n.base_off);
+  EXPECT_EQ(n.status, CaseStatus::DirectionOnly);
+
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o, n}, report::Format::Text);
+  EXPECT_NE(text.find(fmt::format("{:.3g}x", o.base_ratio)), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("base off: {:.3g}x the published base (band met)", o.base_ratio)),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(" n/a "), std::string::npos) << text;
+  EXPECT_NE(text.find("0 of 2 in band (2 ran: 0 in band, 1 in band by direction only, 0 missed, 0 not exercised, "
+                      "0 not converged, 1 base off; 0 not runnable yet)"),
+            std::string::npos) << text;
+  std::string md = render_reproduce(cat, {o, n}, report::Format::Markdown);
+  EXPECT_NE(md.find("\n## Base off\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- base: model base "), std::string::npos) << md;
+  EXPECT_NE(md.find(" x 0.1 = 1 us/op"), std::string::npos) << md;
+  EXPECT_NE(md.find("Base: no absolute figure."), std::string::npos) << md;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o, n}, report::Format::Json));
+  EXPECT_EQ(j["cases"][0]["status"], "base_off");
+  EXPECT_EQ(j["cases"][0]["model"]["base_ratio"], o.base_ratio);
+  EXPECT_EQ(j["cases"][0]["model"]["base_off"], true);
+  EXPECT_EQ(j["cases"][0]["absolute"]["expected_model_base"], 1.0);
+  EXPECT_TRUE(j["cases"][1]["model"]["base_ratio"].is_null());
+  EXPECT_EQ(j["cases"][1]["absolute"]["none"], "normalised only");
+  EXPECT_EQ(j["summary"]["base_off"], 1);
+  EXPECT_EQ(j["summary"]["direction_only"], 1);
+}
+
+// An absolute figure in another unit than the model metric's is an error at its line.
+TEST_F(CatalogueDir, AbsoluteUnitMustBeTheMetricsUnit) {
+  const std::string v = replace(kValidCase, "unit = \"us/op\"\nscale", "unit = \"MB/s\"\nscale");
+  Case c = parse(v);
+  try {
+    reproduce_case(c, ReproduceOptions{0, 1});
+    ADD_FAILURE();
+  } catch (const CatalogueError& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(file() + ":" + std::to_string(line_of(v, "unit = \"MB/s\"")) + ":", 0), 0u) << msg;
+    EXPECT_NE(msg.find("absolute.unit 'MB/s': the model's usecs_per_op is in us/op"), std::string::npos) << msg;
+  }
+}
+
+// `reproduce --format json` per case: simulated_s, base_ratio, runs per side, gain with its
+// interval, converged, exercised, bimodal and the verdict, each with its type and its value
+// from the outcome.
+TEST_F(CatalogueDir, JsonCarriesEveryVerdictInput) {
+  Case c = parse(kValidCase);
+  CaseOutcome o = reproduce_case(c, ReproduceOptions{0, 1});
+  Catalogue cat;
+  cat.dir = dir_.string();
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  ASSERT_EQ(j["cases"].size(), 1u);
+  const auto& m = j["cases"][0]["model"];
+  EXPECT_EQ(j["cases"][0]["status"], to_string(o.status));
+  EXPECT_EQ(m["simulated_s"], o.simulated_s);
+  EXPECT_GT(m["simulated_s"].get<double>(), 0);
+  EXPECT_EQ(m["base_ratio"], o.base_ratio);
+  EXPECT_EQ(m["runs"], o.runs);
+  EXPECT_EQ(m["runs_start"], 2);
+  EXPECT_EQ(m["gain"], o.gain);
+  EXPECT_EQ(m["gain_ci"]["low"], o.gain_low);
+  EXPECT_EQ(m["gain_ci"]["high"], o.gain_high);
+  EXPECT_LE(m["gain_ci"]["low"].get<double>(), m["gain"].get<double>());
+  EXPECT_GE(m["gain_ci"]["high"].get<double>(), m["gain"].get<double>());
+  EXPECT_EQ(m["converged"], o.converged && o.seeds_converged);
+  EXPECT_EQ(m["exercised"], true);
+  EXPECT_TRUE(m["bimodal"]["base"].is_boolean());
+  EXPECT_TRUE(m["bimodal"]["test"].is_boolean());
+  EXPECT_EQ(m["base_off"], false);
+  for (const char* k : {"in_band", "direction_only", "missed", "not_exercised", "not_converged", "base_off",
+                        "not_runnable"})
+    EXPECT_TRUE(j["summary"][k].is_number_integer()) << k;
 }
