@@ -28,7 +28,7 @@ struct AbArgs {
   std::string base, test;
   int runs = 10;
   int jobs = 0;
-  std::string format = "text";
+  OutputChoice out;  // -o FILE, --format
   std::string mmtests_significance = "ci";
   std::string seed = "1";
   std::vector<std::string> base_sets, test_sets;
@@ -222,11 +222,13 @@ void add_ab_options(CLI::App* cmd, AbArgs& a) {
       ->type_name("J")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--format", a.format,
-                  "text, markdown, json, csv, mmtests (mmtests' compare table) or perf-sched-stats "
-                  "(`perf sched stats diff` of the two sides' schedstat)")
-      ->type_name("FORMAT")
-      ->capture_default_str();
+  add_output_options(cmd, a.out,
+                     "write the report to FILE (instead of stdout) in the format of its extension: .txt, .md "
+                     "(markdown), .json, .csv, .html (as --html); '-': stdout",
+                     "text, markdown, json, csv, mmtests (mmtests' compare table), perf-sched-stats "
+                     "(`perf sched stats diff` of the two sides' schedstat) or html (-o FILE only); "
+                     "default: -o's extension, else text")
+      .second->default_str("text");
   cmd->add_option("--mmtests-significance", a.mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
       ->type_name("RULE")
@@ -306,14 +308,27 @@ std::string ab_text(const AbArgs& a, const experiment::AbSpec& s, const experime
          ab_tables(metrics, r.base.front().metrics.size(), f, a.counters_cpu);
 }
 
+// -o FILE / --format: the report's format; html is --html's file (the text table still goes to stdout).
+const OutputSpec kAbOutput{{{{"text", "txt"}, {".txt"}},
+                            {{"markdown", "md"}, {".md"}},
+                            {{"json"}, {".json"}},
+                            {{"csv"}, {".csv"}},
+                            {{"mmtests"}, {}},
+                            {{"perf-sched-stats"}, {}},
+                            {{"html"}, {".html"}, false}},
+                           "text", false};
+
 void run_ab_command(AbArgs& a) {
   a.spec.command = benchmark_command(a.positional);
   if (!a.spec.features.empty()) throw UsageError("--features: use --base and --test with `schedlab ab`");
-  if (a.html) io::check_output_paths({{"--html", *a.html, false}});
-  const bool mmtests = a.format == "mmtests";
-  const bool perf_stats = a.format == "perf-sched-stats";
-  auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(a.format);
-  if (!fmt_opt) throw UsageError(fmt::format("--format: unknown format '{}'", a.format));
+  ResolvedOutput out = resolve_output(a.out, kAbOutput);
+  route_alias(out, "html", "--html", a.html);
+  if (out.format == "html") out.format = kAbOutput.default_format;  // the html went to --html; text on stdout
+  if (a.html && !out.to_stdout()) io::check_output_paths({{"--html", *a.html, false}, {"-o", *out.path, false}});
+  else if (a.html) io::check_output_paths({{"--html", *a.html, false}});
+  const bool mmtests = out.format == "mmtests";
+  const bool perf_stats = out.format == "perf-sched-stats";
+  auto fmt_opt = mmtests || perf_stats ? std::optional(report::Format::Text) : report::parse_format(out.format);
   report::mmtests::Options mm_opts;
   try {
     mm_opts.significance = report::mmtests::parse_significance(a.mmtests_significance);
@@ -337,24 +352,23 @@ void run_ab_command(AbArgs& a) {
   // JSON ("setup", each set's raw "samples") and CSV (setup columns and the samples on every
   // row) hold everything needed to rerun it too.
   const std::string machine_name = r.base.front().machine;
-  std::string out;
+  std::string text;
   if (mmtests) {
-    out = experiment::ab_mmtests(s, r, mm_opts);
+    text = experiment::ab_mmtests(s, r, mm_opts);
   } else if (perf_stats) {
     const auto base = experiment::schedstat_recording(r.base), test = experiment::schedstat_recording(r.test);
-    out = report::schedstat::perf_sched_stats(base, &test);
+    text = report::schedstat::perf_sched_stats(base, &test);
   } else if (*fmt_opt == report::Format::Json) {
-    out = ab_json(metrics, ab_setup(s, machine_name));
+    text = ab_json(metrics, ab_setup(s, machine_name));
   } else if (*fmt_opt == report::Format::Csv) {
-    out = ab_csv(metrics, s, machine_name, workload::join(s.base.command));
+    text = ab_csv(metrics, s, machine_name, workload::join(s.base.command));
   } else {
-    out = ab_text(a, s, r, metrics, *fmt_opt);
+    text = ab_text(a, s, r, metrics, *fmt_opt);
   }
   // The report is made before anything is printed (an error leaves stdout empty).
   std::string html;
   if (a.html) html = experiment::ab_html(s, r, ab_text(a, s, r, metrics, report::Format::Text));
-  fmt::print("{}", out);
-  io::flush_stdout();
+  write_output(out, text);
   if (a.html) io::write_file_atomic("--html", *a.html, html);
 }
 

@@ -31,7 +31,7 @@ struct CompareArgs {
   std::string labels;
   bool higher_is_better = false;
   std::string column;
-  std::string format = "text";
+  OutputChoice out;  // -o FILE, --format
   std::string metric;
   std::string unit;
   bool sample_std = false;
@@ -87,9 +87,18 @@ std::vector<std::string> split_labels(const std::string& s) {
   return out;
 }
 
+const OutputSpec kCompareOutput{{{{"text", "txt"}, {".txt"}},
+                                 {{"markdown", "md"}, {".md"}},
+                                 {{"json"}, {".json"}},
+                                 {{"csv"}, {".csv"}},
+                                 {{"mmtests"}, {}},
+                                 {{"perf-sched-stats"}, {}}},
+                                "text", false};
+
 void run_compare(const CompareArgs& a) {
-  const bool mmtests = a.format == "mmtests";
-  if (a.format == "perf-sched-stats") {
+  const ResolvedOutput out = resolve_output(a.out, kCompareOutput);
+  const bool mmtests = out.format == "mmtests";
+  if (out.format == "perf-sched-stats") {
     // Files of /proc/schedstat snapshots (`run --schedstat`, or a real kernel's captured before
     // and after): one is `perf sched stats report`, two `perf sched stats diff`.
     if (a.files.empty() || a.files.size() > 2)
@@ -100,14 +109,10 @@ void run_compare(const CompareArgs& a) {
     std::vector<report::schedstat::Snapshot> recs;
     for (const auto& f : a.files)
       recs.push_back(report::schedstat::recording_of_file(f == "-" ? "<stdin>" : f, read_all(f)));
-    const std::string out = report::schedstat::perf_sched_stats(recs[0], recs.size() == 2 ? &recs[1] : nullptr);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    write_output(out, report::schedstat::perf_sched_stats(recs[0], recs.size() == 2 ? &recs[1] : nullptr));
     return;
   }
-  auto format = mmtests ? std::optional(report::Format::Text) : report::parse_format(a.format);
-  if (!format)
-    throw UsageError(fmt::format("unknown format '{}' (use text, markdown, json, csv, mmtests or perf-sched-stats)",
-                                 a.format));
+  auto format = mmtests ? std::optional(report::Format::Text) : report::parse_format(out.format);
   report::mmtests::Options mm_opts;
   try {
     mm_opts.significance = report::mmtests::parse_significance(a.mmtests_significance);
@@ -146,19 +151,19 @@ void run_compare(const CompareArgs& a) {
   for (std::size_t i = 0; i < a.files.size(); ++i)
     m.sets.push_back({labels[i], read_sample(a.files[i], a.column)});
   // Render fully before writing anything, so an error leaves stdout empty.
-  std::string out;
+  std::string text;
   if (mmtests) {
     // One operation (the metric), a column per file; the title names the metric and its unit.
     namespace mm = report::mmtests;
     std::vector<std::vector<double>> sets;
     for (const auto& s : m.sets) sets.push_back(s.values);
-    out = mm::render(mm::make_table(m.unit.empty() ? m.name : fmt::format("{} ({})", m.name, m.unit), labels,
+    text = mm::render(mm::make_table(m.unit.empty() ? m.name : fmt::format("{} ({})", m.name, m.unit), labels,
                                     a.mmtests_decimals, {{m.name, m.dir, sets}}, mm_opts),
                      mm_opts);
   } else {
-    out = report::render({m}, *format, opts);
+    text = report::render({m}, *format, opts);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  write_output(out, text);
 }
 
 }  // namespace
@@ -179,10 +184,13 @@ void register_compare(CLI::App& app) {
   cmd->add_flag("--higher-is-better", args->higher_is_better,
                 "Larger values are better (throughput); default: lower is better (latency)");
   cmd->add_option("--column", args->column, "Column (CSV) or field (JSON) holding the values");
-  cmd->add_option("--format", args->format,
-                  "Output format: text, markdown, json, csv, mmtests, or perf-sched-stats (the files are "
-                  "/proc/schedstat snapshots: `perf sched stats report` of one, `diff` of two)")
-      ->default_str("text");
+  add_output_options(cmd, args->out,
+                     "Write the table to FILE (instead of stdout) in the format of its extension: .txt, .md "
+                     "(markdown), .json, .csv; '-': stdout",
+                     "Output format: text, markdown, json, csv, mmtests, or perf-sched-stats (the files are "
+                     "/proc/schedstat snapshots: `perf sched stats report` of one, `diff` of two); default: "
+                     "-o's extension, else text")
+      .second->default_str("text");
   cmd->add_option("--mmtests-significance", args->mmtests_significance,
                   "--format mmtests: the asterisk's rule, ci (mmtests now) or ttest (before 2024-11-28)")
       ->default_str("ci");

@@ -27,7 +27,7 @@ namespace schedlab::cli {
 namespace {
 
 struct HostArgs {
-  std::optional<std::string> output;
+  OutputChoice out;  // -o FILE, --format
   std::string sysfs_root = "/";
   std::string base = "tiny-4";
   bool quick = false;
@@ -52,18 +52,24 @@ std::string topo_summary(const machine::Machine& m) {
                      m.cpuidle_driver.empty() ? "no cpuidle driver" : m.cpuidle_driver);
 }
 
+// -o FILE / --format: a profile is TOML; host bench's samples file is text (what compare reads).
+const OutputSpec kProfileOutput{{{{"toml"}, {".toml"}}}, "toml", true};
+const OutputSpec kSamplesOutput{{{{"txt", "text"}, {".txt"}}}, "txt", true};
+// host check: the table (text, the default, on stdout) or its JSON; --json FILE is -o FILE.json.
+const OutputSpec kCheckOutput{{{{"txt", "text"}, {".txt"}}, {{"json"}, {".json"}}}, "txt", false};
+
 // The profile to write: -o, else the default host profile, whose directory
 // ($XDG_CONFIG_HOME/schedlab) is created if missing. Checked before anything is probed or measured.
-std::string profile_output(const HostArgs& a) {
-  std::string out = a.output ? *a.output : host::default_host_profile_path();
-  if (!a.output) {
-    std::filesystem::path dir = std::filesystem::path(out).parent_path();
+ResolvedOutput profile_output(const HostArgs& a) {
+  OutputChoice choice = a.out;
+  if (!choice.path && !choice.format) {
+    choice.path = host::default_host_profile_path();
+    std::filesystem::path dir = std::filesystem::path(*choice.path).parent_path();
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     if (ec) throw UsageError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
   }
-  io::check_output_path({"--output", out, true});
-  return out;
+  return resolve_output(choice, kProfileOutput);
 }
 
 // The profile text f() makes (checked to load back), or a HostError saying `path` was not written.
@@ -83,10 +89,11 @@ void run_probe(const HostArgs& a) {
     fmt::print("{}", dump);
     return;
   }
-  std::string out = profile_output(a);
+  const ResolvedOutput dest = profile_output(a);
+  const std::string out = *dest.path;
   auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
-  io::write_file_atomic("--output", out, profile_text(out, [&] { return host::probed_profile_text(r, a.base); }));
+  write_output(dest, profile_text(out, [&] { return host::probed_profile_text(r, a.base); }));
   if (out != "-") fmt::print("wrote {}: {}; costs from '{}' (not measured: run `schedlab host calibrate`)\n", out,
                              topo_summary(r.machine), a.base);
 }
@@ -95,7 +102,8 @@ void run_calibrate(const HostArgs& a) {
   require_finite("--budget", a.budget_s);
   if (a.budget_s < 0 || a.budget_s > 3600)
     throw UsageError(fmt::format("--budget {} is out of range (0 = default, at most 3600 s)", a.budget_s));
-  std::string out = profile_output(a);
+  const ResolvedOutput dest = profile_output(a);
+  const std::string out = *dest.path;
   if (a.samples) io::check_output_path({"--samples", *a.samples, true});
   auto r = host::probe_with_base(a.sysfs_root, a.base);
   warn_all(r.warnings);
@@ -121,8 +129,7 @@ void run_calibrate(const HostArgs& a) {
   if (a.samples) io::write_file_atomic("--samples", *a.samples, host::samples_json(res));
   auto updates = host::apply_calibration(r.machine, res);
   warn_all(res.warnings);
-  io::write_file_atomic("--output", out,
-                       profile_text(out, [&] { return host::calibrated_profile_text(r, a.base, res, updates); }));
+  write_output(dest, profile_text(out, [&] { return host::calibrated_profile_text(r, a.base, res, updates); }));
   fmt::print(progress, "set {} cost(s) from measurements in {:.1f} s:\n", updates.size(), res.elapsed_s);
   for (auto& u : updates)
     fmt::print(progress, "  {} = {}{}\n", u.key,
@@ -141,11 +148,15 @@ std::string read_text(const std::string& what, const std::string& path) {
   return ss.str();
 }
 
-// `host check [PROFILE] [--samples FILE] [--json FILE]`: the self-check of a calibrated profile,
-// from the measurements in its header or in the samples file calibrate wrote.
+// `host check [PROFILE] [--samples FILE] [-o FILE] [--format txt|json]`: the self-check of a
+// calibrated profile, from the measurements in its header or in the samples file calibrate wrote.
+// --json FILE (kept) also writes the JSON beside the table on stdout.
 void run_check(const HostArgs& a) {
   if (a.positional.size() > 1) throw UsageError("host check: one profile at most");
   std::string path = a.positional.empty() ? host::default_host_profile_path() : a.positional[0];
+  const ResolvedOutput dest = resolve_output(a.out, kCheckOutput);
+  if (a.json && dest.path && dest.format == "json")
+    throw UsageError("host check: --json FILE and -o FILE.json both name the JSON: give one");
   if (a.json) io::check_output_path({"--json", *a.json, true});
   machine::Machine m = machine::load_profile(path);
   host::CalibrationResult r;
@@ -159,20 +170,21 @@ void run_check(const HostArgs& a) {
   }
   if (a.remap) host::apply_calibration(m, r);  // this binary's mapping, on the profile's other costs
   auto rows = experiment::self_check(m, r);
-  if (a.json) io::write_file_atomic("--json", *a.json, experiment::check_json(rows, path).dump(1) + "\n");
-  fmt::print("{}", experiment::check_table(rows, path));
+  const std::string json = experiment::check_json(rows, path).dump(1) + "\n";
+  if (a.json) io::write_file_atomic("--json", *a.json, json);
+  write_output(dest, dest.format == "json" ? json : experiment::check_table(rows, path));
 }
 
 void run_bench(const HostArgs& a) {
   if (a.runs < 1) throw UsageError(fmt::format("--runs must be at least 1 (got {})", a.runs));
   const std::vector<std::string> command = benchmark_command(a.positional);
   host::identify_benchmark(command);  // fail before running anything
-  if (a.output) io::check_output_path({"--output", *a.output, true});
-  // With `--output -` the samples file goes to stdout, so progress goes to stderr.
+  const ResolvedOutput dest = resolve_output(a.out, kSamplesOutput);
+  // With `-o -` the samples file goes to stdout, so progress goes to stderr.
   struct Progress {
     FILE* to;
     int total;
-  } progress{a.output == "-" ? stderr : stdout, a.runs};
+  } progress{dest.path == "-" ? stderr : stdout, a.runs};
   auto r = host::run_real_benchmark(
       command, a.runs,
       [](int i, const host::BenchRun& run, void* ctx) {
@@ -187,9 +199,9 @@ void run_bench(const HostArgs& a) {
   fmt::print(progress.to, "{}: {} = mean {:.6g} {} (min {:.6g}, max {:.6g}, n={})\n", r.spec.description,
              r.spec.metric, sum / static_cast<double>(s.size()), r.spec.unit, lo, hi, s.size());
   std::fflush(progress.to);
-  if (a.output) {
-    io::write_file_atomic("--output", *a.output, host::format_samples_file(r));
-    if (*a.output != "-") fmt::print("wrote {} ({} samples)\n", *a.output, s.size());
+  if (dest.path) {
+    write_output(dest, host::format_samples_file(r));
+    if (*dest.path != "-") fmt::print("wrote {} ({} samples)\n", *dest.path, s.size());
   }
 }
 
@@ -202,9 +214,10 @@ void register_host(CLI::App& app) {
 
   CLI::App* probe = host->add_subcommand(
       "probe", "Read topology and cpuidle states from sysfs into a machine profile (costs from --base)");
-  add_optional(probe, "--output,-o", args->output,
-                    "Profile to write ('-' = stdout); default $XDG_CONFIG_HOME/schedlab/host.toml, else "
-                    "~/.config/schedlab/host.toml");
+  add_output_options(probe, args->out,
+                     "Profile to write (.toml; '-' = stdout); default $XDG_CONFIG_HOME/schedlab/host.toml, else "
+                     "~/.config/schedlab/host.toml",
+                     "The profile's format: toml (the only one; for a FILE without .toml)");
   probe->add_option("--sysfs-root", args->sysfs_root, "Directory holding sys/devices/system/... (default /)");
   probe->add_option("--base", args->base, "Built-in profile (or .toml path) whose costs and tunables are copied")
       ->capture_default_str();
@@ -216,7 +229,8 @@ void register_host(CLI::App& app) {
   CLI::App* cal = host->add_subcommand(
       "calibrate", "Probe, then measure costs with pinned-thread microbenchmarks in interleaved rounds (about 20 s; "
                    "--quick: about 3 s); refuses on a busy machine");
-  add_optional(cal, "--output,-o", args->output, "Profile to write ('-' = stdout); default as for `host probe`");
+  add_output_options(cal, args->out, "Profile to write (.toml; '-' = stdout); default as for `host probe`",
+                     "The profile's format: toml (the only one; for a FILE without .toml)");
   cal->add_option("--base", args->base, "Profile whose costs are kept where nothing is measured")
       ->capture_default_str();
   cal->add_flag("--quick", args->quick, "Short runs (for tests; larger spread)");
@@ -233,7 +247,9 @@ void register_host(CLI::App& app) {
   check->add_option("profile", args->positional, "Profile (default: the host profile)");
   add_optional(check, "--samples", args->samples,
                "The measurements from this `calibrate --samples` file instead of the profile's header");
-  add_optional(check, "--json", args->json, "Also write the table as JSON to this file");
+  add_output_options(check, args->out, "Where the table goes (.txt, or .json for its JSON; '-' = stdout, the default)",
+                     "txt or json (for -o FILE without the extension, or on stdout)");
+  add_optional(check, "--json", args->json, "Also write the table as JSON to this file (the table stays on stdout)");
   check->add_flag("--remap", args->remap,
                   "Derive the measured costs again from the measurements with this binary's mapping (the profile's "
                   "other costs kept) before simulating");
@@ -243,8 +259,9 @@ void register_host(CLI::App& app) {
       "bench", "Run a real benchmark N times and collect its result: schedlab host bench [--runs N] [--output FILE] "
                "-- hackbench ... | perf bench sched pipe|messaging ...");
   bench->add_option("--runs,-n", args->runs, "Number of runs")->type_name("N")->capture_default_str();
-  add_optional(bench, "--output,-o", args->output,
-                    "Samples file: '# metric: ...' header lines, then one number per line");
+  add_output_options(bench, args->out,
+                     "Samples file (.txt; '-' = stdout): '# metric: ...' header lines, then one number per line",
+                     "The samples file's format: txt (the only one; for a FILE without .txt)");
   bench->add_option("command", args->positional, "The benchmark command line, after --");
   bench->callback(deferred([args] { run_bench(*args); }));
 }

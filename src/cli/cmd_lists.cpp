@@ -16,7 +16,7 @@ namespace schedlab::cli {
 
 namespace {
 
-std::string num(double v) {
+std::string param_num(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{}", v);
 }
@@ -30,7 +30,7 @@ void print_params() {
   std::vector<Row> rows;
   std::vector<machine::ParamInfo> ps = machine::params();
   for (const auto& p : machine::idle_state_params()) ps.push_back(p);
-  for (const auto& p : ps) rows.push_back({p.key, p.unit, num(p.min), num(p.max), p.help});
+  for (const auto& p : ps) rows.push_back({p.key, p.unit, param_num(p.min), param_num(p.max), p.help});
   for (const auto* c : kernel::change_types())
     for (const auto& t : c->info.tunables)
       rows.push_back({fmt::format("change.{}.{}", c->info.name, t.key), t.unit, std::to_string(t.min),

@@ -2,9 +2,7 @@
 //              [--json FILE] [--trace FILE] [--html FILE] [--schedstat FILE] -- <benchmark command line>
 #include <fmt/core.h>
 
-#include <cctype>
 #include <cstdio>
-#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
@@ -23,40 +21,24 @@ struct RunArgs {
   std::optional<std::string> html;
   std::optional<std::string> schedstat;
   std::optional<std::string> max_memory;
-  std::optional<std::string> output, format;  // -o FILE, --format
-  std::optional<std::string> text;            // -o FILE.txt / .md: the benchmark's text and the summary
+  OutputChoice out;                 // -o FILE, --format
+  std::optional<std::string> text;  // -o FILE.txt / .md: the benchmark's text and the summary
   std::vector<std::string> positional;
 };
 }  // namespace
 
-// -o FILE: its format from --format, else from the extension; it becomes --json, --html or the
-// text file. '-' is standard output (text unless --format says otherwise). Throws UsageError.
-void resolve_output(RunArgs& a) {
-  if (a.format && !a.output) throw UsageError("--format: says the format of -o FILE; give -o too");
-  if (!a.output) return;
-  std::string f;
-  if (a.format) {
-    f = *a.format;
-  } else if (*a.output == "-") {
-    f = "txt";
-  } else {
-    std::string ext = std::filesystem::path(*a.output).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (ext.empty() || ext == ".")
-      throw UsageError(fmt::format("-o '{}': no extension to tell the format (.json, .html, .txt, .md; or give --format)",
-                                   *a.output));
-    f = ext.substr(1);
-  }
-  if (f == "md") f = "txt";
-  std::optional<std::string>* target = f == "json" ? &a.json : f == "html" ? &a.html : f == "txt" ? &a.text : nullptr;
-  if (!target)
-    throw UsageError(a.format ? fmt::format("--format: unknown format '{}' (json, html, txt)", f)
-                              : fmt::format("-o '{}': unknown extension '.{}' (.json, .html, .txt, .md; or give --format)",
-                                            *a.output, f));
-  if (*target) throw UsageError(fmt::format("-o and --{}: both name the {} output; give one", f, f));
-  if (f == "html" && *a.output == "-") throw UsageError("-o -: the html report is written to a file, not standard output");
-  *target = *a.output;
+namespace {
+// -o FILE: json becomes --json, html --html, txt (.txt, .md) the text file instead of stdout.
+const OutputSpec kRunOutput{{{{"json"}, {".json"}}, {{"html"}, {".html"}, false}, {{"txt", "text"}, {".txt", ".md"}}},
+                            "txt", true};
+
+void resolve_run_output(RunArgs& a) {
+  ResolvedOutput out = resolve_output(a.out, kRunOutput);
+  route_alias(out, "json", "--json", a.json);
+  route_alias(out, "html", "--html", a.html);
+  if (out.path && *out.path != "-") a.text = out.path;
 }
+}  // namespace
 
 void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
@@ -67,12 +49,10 @@ void register_run(CLI::App& app) {
       "random seed (same seed, same output)")
       ->type_name("N")
       ->default_str("1");
-  add_optional(cmd, "-o,--output", args->output,
-               "write the result to FILE in the format of its extension: .json (as --json), .html (as --html), "
-               ".txt or .md (the benchmark's text and the summary, instead of stdout); '-': stdout")
-      ->type_name("FILE");
-  add_optional(cmd, "--format", args->format, "the format of -o: json, html or txt (default: -o's extension)")
-      ->type_name("FORMAT");
+  add_output_options(cmd, args->out,
+                     "write the result to FILE in the format of its extension: .json (as --json), .html (as --html), "
+                     ".txt or .md (the benchmark's text and the summary, instead of stdout); '-': stdout",
+                     "the format of -o: json, html or txt (default: -o's extension)");
   add_optional(cmd, "--json", args->json, "write metrics and counters (total and per CPU) as JSON ('-': stdout, which then carries the JSON alone; the benchmark text goes to stderr)")
       ->type_name("FILE");
   add_optional(cmd, "--trace", args->trace, "write a trace: .dat (trace-cmd), .txt (ftrace text), .json (Perfetto)")
@@ -95,7 +75,7 @@ void register_run(CLI::App& app) {
   cmd->add_option("command", args->positional, "benchmark command line, after --");
   cmd->callback(deferred([args] {
     args->spec.command = benchmark_command(args->positional);
-    resolve_output(*args);
+    resolve_run_output(*args);
     machine::Machine m = finish_model_options(args->spec, args->idle_disable);
     if (args->max_memory) {
       args->spec.memory_limit_bytes = parse_size("--max-memory", *args->max_memory);

@@ -49,7 +49,7 @@ std::string duration(double s) {
   return fmt::format("{}s", t);
 }
 
-struct RunArgs {
+struct SweepRunArgs {
   std::string file, shard = "0/1", out;
   int jobs = 0;
 };
@@ -69,7 +69,7 @@ struct ListArgs {
   std::string file, shard = "0/1", format = "text";
 };
 
-void do_run(const RunArgs& a) {
+void do_run(const SweepRunArgs& a) {
   const experiment::Sweep s = sweep_errors([&] { return experiment::load_sweep(a.file); });
   const experiment::Shard shard = sweep_errors([&] { return experiment::parse_shard("--shard", a.shard); });
   const int jobs = default_jobs(a.jobs);
@@ -214,7 +214,7 @@ void register_sweep(CLI::App& app) {
       "sweep", "Sweeps: the cells of a sweep.toml run in shards (one machine or a Slurm array), merged into A/B tables");
   sweep->require_subcommand(1);
 
-  auto r = std::make_shared<RunArgs>();
+  auto r = std::make_shared<SweepRunArgs>();
   CLI::App* run = sweep->add_subcommand("run", "Run one shard of a sweep: the cells whose index is I mod N");
   run->add_option("file", r->file, "the sweep file (sweep.toml)")->required();
   run->add_option("--shard", r->shard, "I/N: this shard's number (0 to N-1) and the number of shards")

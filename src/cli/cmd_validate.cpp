@@ -21,24 +21,21 @@ namespace {
 
 struct ValidateArgs {
   experiment::ValidateOptions opt;
-  std::string output = "validation.txt";
+  OutputChoice out;  // -o FILE (default validation.txt), --format
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The output file's format, from its extension.
-report::Format format_for(const std::string& path) {
-  if (ends_with(path, ".md")) return report::Format::Markdown;
-  if (ends_with(path, ".json")) return report::Format::Json;
-  if (ends_with(path, ".csv")) return report::Format::Csv;
-  return report::Format::Text;
-}
+// -o FILE / --format: the report file's format; default validation.txt, text.
+const OutputSpec kValidateOutput{{{{"text", "txt"}, {".txt"}},
+                                  {{"markdown", "md"}, {".md"}},
+                                  {{"json"}, {".json"}},
+                                  {{"csv"}, {".csv"}}},
+                                 "text", true};
 
 void run_validate(ValidateArgs& a) {
   require_finite("--max-busy", a.opt.max_busy_pct);
-  io::check_output_path({"--output", a.output, true});  // before any real benchmark runs
+  OutputChoice choice = a.out;
+  if (!choice.path && !choice.format) choice.path = "validation.txt";
+  const ResolvedOutput out = resolve_output(choice, kValidateOutput);  // before any real benchmark runs
   a.opt.progress = [](int i, int n, const experiment::ValidationCase& c, const experiment::CaseResult* done) {
     if (!done) {
       io::set_progress_line_open(true);  // an error or a signal ends the "[i/n] ..." line first
@@ -56,14 +53,14 @@ void run_validate(ValidateArgs& a) {
   };
   experiment::ValidationReport r = experiment::validate(a.opt);
   for (const auto& w : r.warnings) fmt::print(stderr, "schedlab: warning: {}\n", w);
-  const std::string table = experiment::render_validation(r, report::Format::Text);
-  if (a.output == "-") {
+  // The file in its format; stdout the text table and where the file went ('-': the report alone).
+  const std::string report = experiment::render_validation(r, *report::parse_format(out.format));
+  write_output(out, report);
+  if (!out.to_stdout()) {
+    const std::string table = experiment::render_validation(r, report::Format::Text);
     std::fwrite(table.data(), 1, table.size(), stdout);
-    return;
+    fmt::print("wrote {}\n", *out.path);
   }
-  io::write_file_atomic("--output", a.output, experiment::render_validation(r, format_for(a.output)));
-  std::fwrite(table.data(), 1, table.size(), stdout);
-  fmt::print("wrote {}\n", a.output);
 }
 
 }  // namespace
@@ -78,10 +75,11 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--runs,-n", args->opt.runs, "Real runs and simulated seeds per case")
       ->type_name("N")
       ->capture_default_str();
-  cmd->add_option("--output,-o", args->output,
-                  "Report file (written atomically; .md = markdown, .json = JSON with every sample, .csv = CSV, "
-                  "else text; '-' = text on stdout only)")
-      ->capture_default_str();
+  add_output_options(cmd, args->out,
+                     "Report file (written atomically) in the format of its extension: .txt, .md (markdown), .json "
+                     "(JSON with every sample), .csv; '-' = stdout only",
+                     "The report's format: text, markdown, json or csv (default: -o's extension)")
+      .first->default_str("validation.txt");
   cmd->add_option("--machine", args->opt.machine,
                   "Profile to simulate: `host` (written by `schedlab host probe|calibrate`) or a .toml path")
       ->capture_default_str();

@@ -81,7 +81,7 @@ std::string extras_message(CLI::App& app, const std::vector<std::string>& path, 
   std::string hint;
   if (cli::takes_benchmark(path) && !had_dashes) hint = " (the benchmark command line goes after --)";
   if (path == std::vector<std::string>{"ab"}) {
-    if (name == "--json") hint = " (ab prints its tables on stdout: use --format json and redirect it)";
+    if (name == "--json") hint = " (use -o FILE.json, or --format json for JSON on stdout)";
     if (name == "--seed") hint = " (use --first-seed)";
     if (name == "--trace" || name == "--check") hint = fmt::format(" (use {} with `schedlab run`)", name);
   }

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -119,6 +122,92 @@ CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<
                           const std::string& help) {
   return cmd->add_option_function<std::string>(
       name, [&target](const std::string& v) { target = v; }, help);
+}
+
+std::pair<CLI::Option*, CLI::Option*> add_output_options(CLI::App* cmd, OutputChoice& choice,
+                                                         const std::string& output_help,
+                                                         const std::string& format_help) {
+  CLI::Option* o = add_optional(cmd, "-o,--output", choice.path, output_help)->type_name("FILE");
+  CLI::Option* f = add_optional(cmd, "--format", choice.format, format_help)->type_name("FORMAT");
+  return {o, f};
+}
+
+namespace {
+const OutputFormat* find_format(const OutputSpec& spec, const std::string& name) {
+  for (const auto& f : spec.formats)
+    if (std::find(f.names.begin(), f.names.end(), name) != f.names.end()) return &f;
+  return nullptr;
+}
+
+std::string format_names(const OutputSpec& spec) {
+  std::string out;
+  for (const auto& f : spec.formats) out += (out.empty() ? "" : ", ") + f.names.front();
+  return out;
+}
+
+// "(.json, .html, .txt, .md; or give --format)"
+std::string extension_list(const OutputSpec& spec) {
+  std::string out;
+  for (const auto& f : spec.formats)
+    for (const auto& e : f.extensions) out += (out.empty() ? "" : ", ") + e;
+  return "(" + out + "; or give --format)";
+}
+
+// An existing file that is not a regular one (/dev/null, a pipe): it has no extension to speak of.
+bool is_special_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  return !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+         !std::filesystem::is_directory(st);
+}
+
+// The format -o FILE's extension names.
+const OutputFormat& format_of_extension(const OutputSpec& spec, const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext.empty() || ext == ".")
+    throw UsageError(fmt::format("-o '{}': no extension to tell the format {}", path, extension_list(spec)));
+  for (const auto& f : spec.formats)
+    if (std::find(f.extensions.begin(), f.extensions.end(), ext) != f.extensions.end()) return f;
+  throw UsageError(fmt::format("-o '{}': unknown extension '{}' {}", path, ext, extension_list(spec)));
+}
+}  // namespace
+
+ResolvedOutput resolve_output(const OutputChoice& choice, const OutputSpec& spec) {
+  if (choice.format && !choice.path && spec.format_needs_output)
+    throw UsageError("--format: says the format of -o FILE; give -o too");
+  if (choice.path) io::check_output_path({"-o", *choice.path, true});  // empty, a directory, ...
+  const OutputFormat* f = nullptr;
+  if (choice.format) {
+    f = find_format(spec, *choice.format);
+    if (!f) throw UsageError(fmt::format("--format: unknown format '{}' ({})", *choice.format, format_names(spec)));
+  } else if (!choice.path || *choice.path == "-" || is_special_file(*choice.path)) {
+    f = find_format(spec, spec.default_format);  // stdout, or a device or pipe (/dev/null, /dev/stdout)
+  } else {
+    f = &format_of_extension(spec, *choice.path);
+  }
+  ResolvedOutput out{f->names.front(), choice.path};
+  if (out.to_stdout() && !f->to_stdout)
+    throw UsageError(fmt::format("{}: the {} report is written to a file, not standard output",
+                                 choice.path ? "-o -" : "--format " + *choice.format, out.format));
+  return out;
+}
+
+void route_alias(ResolvedOutput& out, const std::string& format, const std::string& alias_flag,
+                 std::optional<std::string>& alias) {
+  if (out.format != format || !out.path) return;
+  if (alias) throw UsageError(fmt::format("-o and {}: both name the {} output; give one", alias_flag, format));
+  alias = *out.path;
+  out.path.reset();
+}
+
+void write_output(const ResolvedOutput& out, std::string_view text) {
+  if (out.to_stdout()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    io::flush_stdout();
+  } else {
+    io::write_file_atomic("-o", *out.path, text);
+  }
 }
 
 void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<std::string>& idle_disable) {

@@ -46,6 +46,46 @@ void require_finite(const std::string& flag, double v);
 CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<std::string>& target,
                           const std::string& help);
 
+// One output convention for the commands that write a result (run, ab, compare, validate, host):
+// `-o FILE` in the format --format names, else the one FILE's extension names; '-' is standard
+// output. A format the command cannot write, an extension no format has and a FILE without an
+// extension (and no --format) are a UsageError. The file is written whole (io::AtomicFile:
+// through symbolic links, keeping an existing file's mode, nothing left on an error).
+struct OutputFormat {
+  std::vector<std::string> names;       // the first is the one messages give; the others are aliases
+  std::vector<std::string> extensions;  // lower case, with the dot: ".json"
+  bool to_stdout = true;                // false: only to a file (the html report)
+};
+struct OutputSpec {
+  std::vector<OutputFormat> formats;
+  std::string default_format;           // with no -o or --format, with -o -, and onto a device or pipe (/dev/null)
+  // true: --format only says -o's format (run, validate, host: without -o their result has a
+  // place of its own); false: without -o, --format is the format on stdout (ab, compare).
+  bool format_needs_output = false;
+};
+struct OutputChoice {
+  std::optional<std::string> path;    // -o
+  std::optional<std::string> format;  // --format
+};
+struct ResolvedOutput {
+  std::string format;                 // OutputFormat::names[0]
+  std::optional<std::string> path;    // absent: no -o; "-": standard output
+  bool to_stdout() const { return !path || *path == "-"; }
+};
+// Adds `-o,--output FILE` and `--format FORMAT` with the command's descriptions; returns both
+// options (for a default_str in --help).
+std::pair<CLI::Option*, CLI::Option*> add_output_options(CLI::App* cmd, OutputChoice& choice,
+                                                         const std::string& output_help,
+                                                         const std::string& format_help);
+// The format and path, or a UsageError; then checks the path (io::check_output_path, before any work).
+ResolvedOutput resolve_output(const OutputChoice& choice, const OutputSpec& spec);
+// A format whose result an older option also writes (run's --json and --html, ab's --html): -o
+// of that format becomes the option's value; both given is a UsageError.
+void route_alias(ResolvedOutput& out, const std::string& format, const std::string& alias_flag,
+                 std::optional<std::string>& alias);
+// Writes `text` to the resolved output: standard output (checked) or the file, whole.
+void write_output(const ResolvedOutput& out, std::string_view text);
+
 // Subcommand callbacks only record what to do; main() runs it after CLI11 has checked the whole
 // command line (CLI11 calls callbacks before it reports unexpected arguments, so work done in
 // a callback would run before that error).

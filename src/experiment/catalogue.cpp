@@ -26,9 +26,9 @@ constexpr const char* kFeaturesFile = "features.toml";
 constexpr double kPctTolerance = 1.5;  // printed pct vs base/test, in percentage points (rounding)
 constexpr int kMaxRuns = 1000;
 
-using Reader = machine::TomlReader<CatalogueError>;
+using CatalogueReader = machine::TomlReader<CatalogueError>;
 
-std::vector<std::string> split_words(const std::string& s) {
+std::vector<std::string> split_command_words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
@@ -46,7 +46,7 @@ std::string read_file(const std::string& path) {
 // Reads the keys of one table into strings / numbers, rejecting unknown keys.
 class TableReader {
  public:
-  TableReader(Reader& rd, const toml::table& t, std::string path, std::vector<std::string> required,
+  TableReader(CatalogueReader& rd, const toml::table& t, std::string path, std::vector<std::string> required,
               std::vector<std::string> optional = {})
       : rd_(rd), t_(t), path_(std::move(path)) {
     std::vector<std::string> allowed = required;
@@ -78,18 +78,18 @@ class TableReader {
   bool boolean(const std::string& k) const { return rd_.get_bool(*t_.get(k), key(k)); }
 
  private:
-  Reader& rd_;
+  CatalogueReader& rd_;
   const toml::table& t_;
   std::string path_;
 };
 
-double finite_positive(Reader& rd, const TableReader& t, const std::string& k) {
+double finite_positive(CatalogueReader& rd, const TableReader& t, const std::string& k) {
   double v = t.num(k);
   if (!std::isfinite(v) || v <= 0) rd.fail_where(t.key(k), fmt::format("{} must be a positive number", t.key(k)));
   return v;
 }
 
-BandDirection parse_direction(Reader& rd, const TableReader& t) {
+BandDirection parse_direction(CatalogueReader& rd, const TableReader& t) {
   std::string d = t.str("direction");
   if (d == "better") return BandDirection::Better;
   if (d == "worse") return BandDirection::Worse;
@@ -98,7 +98,7 @@ BandDirection parse_direction(Reader& rd, const TableReader& t) {
 }
 
 // Checks each feature name against the model; a name the model lacks must be planned.
-void check_features(Reader& rd, const std::string& where, const std::string& list,
+void check_features(CatalogueReader& rd, const std::string& where, const std::string& list,
                     const std::vector<PlannedFeature>& planned, std::vector<std::string>& missing) {
   std::vector<std::string> items;
   try {
@@ -184,7 +184,7 @@ std::string default_catalogue_dir() {
 }
 
 std::vector<PlannedFeature> parse_planned_features(const std::string& text, const std::string& file) {
-  Reader rd(file);
+  CatalogueReader rd(file);
   toml::table root = rd.parse(text);
   rd.reject_unknown(root, file, {"feature"});
   std::vector<PlannedFeature> out;
@@ -225,7 +225,7 @@ namespace {
 
 // The steps of parse_case, one per table of the case file, in the order the file lists them.
 
-void parse_source(Reader& rd, const toml::table& root, const std::string& dir, CaseSource& s) {
+void parse_source(CatalogueReader& rd, const toml::table& root, const std::string& dir, CaseSource& s) {
   TableReader t(rd, rd.table(root, "source"), "source", {"thread", "message_id", "url", "date", "author", "notes"});
   s = {t.str("thread"), t.str("message_id"), t.str("url"), t.str("date"), t.str("author"), t.str("notes")};
   if (s.message_id.find('@') == std::string::npos || s.message_id.find_first_of(" <>") != std::string::npos)
@@ -241,7 +241,7 @@ void parse_source(Reader& rd, const toml::table& root, const std::string& dir, C
 }
 
 // Reads [machine] and returns the profile it names, whose shape must match the one described.
-machine::Machine parse_machine(Reader& rd, const toml::table& root, CaseMachine& cm) {
+machine::Machine parse_machine(CatalogueReader& rd, const toml::table& root, CaseMachine& cm) {
   TableReader t(rd, rd.table(root, "machine"), "machine",
                 {"profile", "cpu", "sockets", "cores_per_socket", "threads_per_core", "llc", "idle_states", "boost",
                  "governor"});
@@ -269,7 +269,7 @@ machine::Machine parse_machine(Reader& rd, const toml::table& root, CaseMachine&
   return m;
 }
 
-void parse_published(Reader& rd, const toml::table& root, PublishedResult& p) {
+void parse_published(CatalogueReader& rd, const toml::table& root, PublishedResult& p) {
   TableReader t(rd, rd.table(root, "published"), "published",
                 {"commands", "statistic", "runs", "higher_is_better", "unit", "base", "test", "doubts"}, {"pct"});
   p.commands = t.strs("commands");
@@ -295,7 +295,7 @@ void parse_published(Reader& rd, const toml::table& root, PublishedResult& p) {
 
 // Reads [absolute]: the published base in absolute terms (base, unit, scale, source) or `none`,
 // saying why there is none; never both. In the published unit the figure is [published] base.
-void parse_absolute(Reader& rd, const toml::table& root, const PublishedResult& p, AbsoluteBase& a) {
+void parse_absolute(CatalogueReader& rd, const toml::table& root, const PublishedResult& p, AbsoluteBase& a) {
   const toml::table& tab = rd.table(root, "absolute");
   if (tab.get("none")) {
     TableReader t(rd, tab, "absolute", {"none"});
@@ -315,7 +315,7 @@ void parse_absolute(Reader& rd, const toml::table& root, const PublishedResult& 
 }
 
 // Every setting of [model] must apply to the case's machine (as `--set` / `--idle-disable` would).
-void check_model_settings(Reader& rd, const CaseModel& mo, const machine::Machine& m) {
+void check_model_settings(CatalogueReader& rd, const CaseModel& mo, const machine::Machine& m) {
   auto apply = [&](const std::string& key, const std::vector<std::string>& sets,
                    const std::vector<std::string>& idle, machine::Machine& mm) {
     try {
@@ -338,7 +338,7 @@ void check_model_settings(Reader& rd, const CaseModel& mo, const machine::Machin
 
 // The command, the features and the capabilities [model] needs; what is planned but not
 // implemented yet goes into `missing`.
-void check_model_needs(Reader& rd, const CaseModel& mo, const machine::Machine& m,
+void check_model_needs(CatalogueReader& rd, const CaseModel& mo, const machine::Machine& m,
                        const std::vector<PlannedFeature>& planned, std::vector<std::string>& missing) {
   try {
     workload::parse_workload(mo.command, m.topo.nr_cpus());
@@ -360,7 +360,7 @@ void check_model_needs(Reader& rd, const CaseModel& mo, const machine::Machine& 
   if (same) rd.fail_where("model.test_features", "the base and test sides are the same");
 }
 
-void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
+void parse_model(CatalogueReader& rd, const toml::table& root, const machine::Machine& m,
                  const std::vector<PlannedFeature>& planned, Case& c) {
   TableReader t(rd, rd.table(root, "model"), "model",
                 {"command", "metric", "base_features", "test_features", "runs", "scaling", "lacks",
@@ -369,7 +369,7 @@ void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
                  "needs"});
   auto& mo = c.model;
   mo.command_line = t.str("command");
-  mo.command = split_words(mo.command_line);
+  mo.command = split_command_words(mo.command_line);
   mo.metric = t.str("metric");
   mo.metric_line = t.line("metric");
   mo.base_features = t.str("base_features", false);
@@ -396,7 +396,7 @@ void parse_model(Reader& rd, const toml::table& root, const machine::Machine& m,
 }
 
 // Reads [band]; its direction must agree with the published gain.
-void parse_band(Reader& rd, const toml::table& root, double published_gain, Band& b) {
+void parse_band(CatalogueReader& rd, const toml::table& root, double published_gain, Band& b) {
   TableReader t(rd, rd.table(root, "band"), "band", {"direction", "justification"},
                 {"factor", "max_change_pct", "direction_only"});
   b.direction = parse_direction(rd, t);
@@ -437,7 +437,7 @@ void parse_band(Reader& rd, const toml::table& root, double published_gain, Band
 
 Case parse_case(const std::string& text, const std::string& file, const std::string& dir,
                 const std::vector<PlannedFeature>& planned) {
-  Reader rd(file);
+  CatalogueReader rd(file);
   toml::table root = rd.parse(text);
   Case c;
   c.file = file;

@@ -32,7 +32,7 @@ namespace {
 constexpr int kHackbenchLoops = 200, kHackbenchLoopsQuick = 10;
 constexpr int kPipeLoops = 20000, kPipeLoopsQuick = 1000;
 
-std::string read_text(const std::string& path) {
+std::string read_proc_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -40,7 +40,7 @@ std::string read_text(const std::string& path) {
 }
 
 std::string loadavg() {
-  std::istringstream in(read_text("/proc/loadavg"));
+  std::istringstream in(read_proc_text("/proc/loadavg"));
   std::string a, b, c;
   if (!(in >> a >> b >> c)) return "?";
   return a + " " + b + " " + c;
@@ -55,7 +55,7 @@ std::string utc_now() {
 
 // What kind of profile the file is, from the header `schedlab host` writes.
 std::string profile_kind(const std::string& requested, const std::string& path) {
-  std::string text = read_text(path);
+  std::string text = read_proc_text(path);
   if (text.find("written by `schedlab host calibrate`") != std::string::npos)
     return "calibrated: measured costs from `schedlab host calibrate`, others base defaults";
   if (text.find("schedlab host probe") != std::string::npos)

@@ -235,7 +235,7 @@ TEST_F(cliCompare, UnknownFormatIsRejected) {
   write("a.txt", base_);
   write("b.txt", better_);
   expect_usage_error(run("--format xml a.txt b.txt"),
-                     "unknown format 'xml' (use text, markdown, json, csv, mmtests or perf-sched-stats)");
+                     "--format: unknown format 'xml' (text, markdown, json, csv, mmtests, perf-sched-stats)");
 }
 
 TEST_F(cliCompare, LabelCountMismatchIsRejected) {

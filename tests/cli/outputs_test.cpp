@@ -66,7 +66,7 @@ TEST_F(CliOutputs, RunWritesBothAndDevNullWorks) {
 
 TEST_F(CliOutputs, ValidateChecksOutputBeforeAnyRealBenchmark) {
   // Before the fix these were found only after every real benchmark had run.
-  expect_early_error("validate --quick --machine tiny-4 -o ''", "--output: empty file name");
+  expect_early_error("validate --quick --machine tiny-4 -o ''", "-o: empty file name");
   expect_early_error("validate --quick --machine tiny-4 -o " + p("nodir/v.md"), "directory '" + p("nodir") + "' does not exist");
   expect_early_error("validate --quick --machine tiny-4 -o /proc/v.txt", "cannot create a file in '/proc'");
   EXPECT_FALSE(fs::exists(p("nodir")));
@@ -74,7 +74,7 @@ TEST_F(CliOutputs, ValidateChecksOutputBeforeAnyRealBenchmark) {
 
 TEST_F(CliOutputs, HostChecksOutputBeforeRunningOrProbing) {
   expect_early_error("host bench --runs 1 -o " + p("nodir/s.txt") + " -- hackbench -g 1 -l 10", "does not exist");
-  expect_early_error("host bench --runs 1 -o '' -- hackbench", "--output: empty file name");
+  expect_early_error("host bench --runs 1 -o '' -- hackbench", "-o: empty file name");
   expect_early_error("host probe -o " + p("nodir/h.toml"), "does not exist");
   expect_early_error("host calibrate --quick -o " + p("nodir/h.toml"), "does not exist");
   EXPECT_FALSE(fs::exists(p("nodir")));
