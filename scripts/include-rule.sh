@@ -17,19 +17,19 @@ if [ $# -gt 0 ]; then echo "include-rule: unknown argument '$1' (it takes none)"
 cd "$ROOT"
 bad=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](kernel/)?kernel\.hpp[>"]' src/kernel examples/changes |
   grep -v '^src/kernel/kernel\.cpp:' || true)
-total=0
-while IFS= read -r line; do
-  [ -n "$line" ] || continue
-  echo "$line"
-  total=$((total + 1))
-done <<< "$bad"
+# Prints each offending line of $1 (grep output) and echoes how many there are.
+count_lines() {
+  local n=0 line
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    echo "$line" >&2
+    n=$((n + 1))
+  done <<< "$1"
+  echo "$n"
+}
+total=$(count_lines "$bad")
 echo "include-rule: $total files in src/kernel include kernel.hpp besides kernel.cpp (policy files include base.hpp and the state headers they use)" >&2
 modes=$(grep -rnE '\bset_mode[[:space:]]*\(' src/kernel/changes examples/changes || true)
-nmodes=0
-while IFS= read -r line; do
-  [ -n "$line" ] || continue
-  echo "$line"
-  nmodes=$((nmodes + 1))
-done <<< "$modes"
+nmodes=$(count_lines "$modes")
 echo "include-rule: $nmodes calls of Cpu::set_mode() in changes (a change acts through hooks and the kernel API)" >&2
 [ "$total" = 0 ] && [ "$nmodes" = 0 ]
