@@ -46,7 +46,7 @@ bench: setup-test configure
 
 reproduce: setup-demo configure
 	cmake --build $(BUILD) -j $(JOBS) --target schedlab
-	SCHEDLAB=$(BUILD)/schedlab bash scripts/reproduction.sh
+	SCHEDLAB=$(BUILD)/schedlab bash scripts/reproduction.sh --convergence
 
 # Any ASan/UBSan report aborts the process (-fno-sanitize-recover), so it fails its test.
 # One clang build serves both the sanitized test suite and the libFuzzer targets (scripts/fuzz.sh

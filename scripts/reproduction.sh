@@ -2,8 +2,9 @@
 # Regenerates docs/reproduction.md from `schedlab reproduce --format markdown` (every case of
 # published/, each with its own runs per side). Extra arguments go to `schedlab reproduce`
 # (e.g. `--runs 2`, or case names for a partial table written elsewhere with OUT=...).
-# Takes about 1,040 CPU-seconds (2026-12-02, 24 cases, warm start, seeds growing to 24 per side):
-# about 9 minutes on 2 free cores; progress goes to stderr.
+# Takes about 1,040 CPU-seconds (2026-12-02, 24 cases, warm start, seeds growing to 24 per side),
+# about 9 minutes on 2 free cores; with --convergence (make reproduce) 3,165 CPU-seconds, 28 minutes
+# wall on a quiet 2-core machine. Progress goes to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SCHEDLAB=${SCHEDLAB:-$root/build/schedlab}
@@ -54,7 +55,7 @@ How to read the table:
   without an absolute figure), \`base_off\`, \`runs\` per side, \`gain\` and \`gain_ci\`,
   \`converged\`, \`band_met\`, \`direction_only\`, \`exercised\`, \`identical_sides\`,
   \`silent_changes\` and \`bimodal\`.
-- **Convergence** (\`schedlab reproduce --convergence\`, not used for this table: it doubles the
+- **Convergence** (\`schedlab reproduce --convergence\`, which \`make reproduce\` passes; it triples the
   run time): each case runs again with its command's length doubled (hackbench/perf pipe \`-l\`,
   tbench \`-t\`, netperf \`-l\`, schbench \`-r\`, ipistorm \`numipi=\`) and is *not converged* when
   the gain moves by more than the band's tolerance (the ratio of the two gains beyond the band's
