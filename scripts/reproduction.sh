@@ -40,7 +40,10 @@ How to read the table:
   whether the band was met); not exercised and not converged come first.
 - **band**: where the model counts as reproducing the result, decided and justified in the case
   file before the model was first run: the published direction, and the gain within a stated
-  factor (or, for "none", a change of at most the stated percent).
+  factor (or, for "none", a change of at most the stated percent). A better / worse band is met
+  only when the gain's 95 % interval (below) also lies on the published side of 1.0: a mean in
+  the band with an interval reaching 1.0 is a miss (\`miss: 95 % interval ... reaches gain 1.0\`),
+  because the seeds cannot tell that change from none.
 - A case that needs a scheduler change the model does not have yet is listed as not runnable;
   it becomes runnable when the feature exists (\`schedlab features\`).
 - **Trivial passes** are labelled, not counted as in band. *Not exercised*: the change never
@@ -53,7 +56,7 @@ How to read the table:
   are not widened or narrowed to change a label: they were set before the model first ran.
   \`--format json\` has per case \`status\` (the verdict), \`simulated_s\`, \`base_ratio\` (null
   without an absolute figure), \`base_off\`, \`runs\` per side, \`gain\` and \`gain_ci\`,
-  \`converged\`, \`band_met\`, \`direction_only\`, \`exercised\`, \`identical_sides\`,
+  \`converged\`, \`band_met\`, \`direction_clear\`, \`direction_only\`, \`exercised\`, \`identical_sides\`,
   \`silent_changes\` and \`bimodal\`.
 - **Convergence** (\`schedlab reproduce --convergence\`, which \`make reproduce\` passes; it triples the
   run time): each case runs again with its command's length doubled (hackbench/perf pipe \`-l\`,

@@ -68,7 +68,10 @@ std::string result_str(const CaseOutcome& o) {
   switch (o.status) {
     case CaseStatus::InBand: return "in band";
     case CaseStatus::DirectionOnly: return "in band, direction only";
-    case CaseStatus::Miss: return "miss";
+    case CaseStatus::Miss:
+      return o.direction_clear ? "miss"
+                               : fmt::format("miss: 95 % interval {:.3f}..{:.3f} reaches gain 1.0", o.gain_low,
+                                             o.gain_high);
     case CaseStatus::NotExercised:
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
@@ -187,6 +190,11 @@ std::pair<double, double> gain_interval(std::span<const double> base, std::span<
   const auto ci = higher_is_better ? stats::bootstrap_mean_ratio_ci(test, base, 0.95, 2000, 1)
                                    : stats::bootstrap_mean_ratio_ci(base, test, 0.95, 2000, 1);
   return {ci.low, ci.high};
+}
+
+bool direction_clear(const Band& b, double gain_low, double gain_high) {
+  if (b.direction == BandDirection::None) return true;
+  return b.direction == BandDirection::Better ? gain_low > 1.0 : gain_high < 1.0;
 }
 
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x) {
@@ -348,6 +356,11 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
     o.identical_sides = same_run(r.base[i], r.test[i]);
   find_silent_changes(spec, r, o);
   o.band_met = c.band.contains(c.published.gain(), o.gain, o.pct);
+  // A better/worse band is met only by a change the seeds can tell from none: the gain's 95 %
+  // interval must lie on the published side of 1.0. A mean inside the band with an interval
+  // that reaches 1.0 is a miss (the model cannot say the change moved anything).
+  o.direction_clear = direction_clear(c.band, o.gain_low, o.gain_high);
+  if (!o.direction_clear) o.band_met = false;
   o.direction_only = c.band.direction_only(c.published.gain());
   double sim = 0;
   for (const auto* side : {&r.base, &r.test})
@@ -422,7 +435,8 @@ nlohmann::ordered_json model_json(const CaseOutcome& o) {
   nlohmann::ordered_json m = {
       {"runs", o.runs}, {"metric", o.c->model.metric}, {"unit", o.unit}, {"higher_is_better", o.higher_is_better},
       {"base_mean", o.base_mean}, {"test_mean", o.test_mean}, {"pct_imp", o.pct}, {"gain", o.gain},
-      {"ks_p", o.ks_p}, {"band_met", o.band_met}, {"direction_only", o.direction_only},
+      {"ks_p", o.ks_p}, {"band_met", o.band_met}, {"direction_clear", o.direction_clear},
+      {"direction_only", o.direction_only},
       {"exercised", o.exercised()}, {"identical_sides", o.identical_sides}, {"silent_changes", o.silent_changes},
       {"simulated_s", o.simulated_s}, {"base_ratio", nullable(o.base_compared, o.base_ratio)},
       {"base_off", o.base_off}, {"converged", o.converged && o.seeds_converged}, {"runs_start", o.runs_start},

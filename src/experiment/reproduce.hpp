@@ -49,7 +49,9 @@ struct CaseOutcome {
   double ks_p = 1;
   std::vector<CounterMeans> counters;  // the A/B key counters, mean per run
   // Whether the change acted (CaseStatus::NotExercised when it did not):
-  bool band_met = false;        // the band's own test, before the checks below
+  bool band_met = false;        // the band's own test (and direction_clear), before the checks below
+  bool direction_clear = true;  // better/worse band: the gain's 95 % interval excludes 1.0 on the
+                                // published side (none: always); band_met is false without it
   bool direction_only = false;  // Band::direction_only()
   bool identical_sides = false; // every run's output, metrics, events and counters (per CPU) the
                                 // same on both sides, seed by seed
@@ -101,6 +103,11 @@ struct ReproduceOptions {
 // gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
 // worse, the two pcts at most max_change_pct apart for none.
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
+
+// Whether the gain's 95 % interval [gain_low, gain_high] says the change moved the metric in the
+// band's direction: entirely above 1.0 for better, entirely below for worse; always for none.
+// A better/worse band is met only when it does.
+bool direction_clear(const Band& b, double gain_low, double gain_high);
 
 // The band's width in gain (better / worse: gain x factor - gain / factor; none: 2 x
 // max_change_pct / 100, pct being about 100 x (gain - 1)) and the gain's 95 % bootstrap interval

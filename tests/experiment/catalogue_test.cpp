@@ -255,7 +255,8 @@ TEST_F(CatalogueDir, ReproducesASmallCaseDeterministically) {
   // The band (gain 2.0 within 3x) reaches gain 1.0: meeting it is the direction only.
   ASSERT_TRUE(c.band.direction_only(c.published.gain()));
   EXPECT_TRUE(a.exercised());
-  EXPECT_EQ(a.band_met, c.band.contains(c.published.gain(), a.gain, a.pct));
+  EXPECT_EQ(a.direction_clear, a.gain_low > 1.0);
+  EXPECT_EQ(a.band_met, a.direction_clear && c.band.contains(c.published.gain(), a.gain, a.pct));
   EXPECT_EQ(a.status, a.band_met ? CaseStatus::DirectionOnly : CaseStatus::Miss);
   // A band that cannot hold this gain makes the same result a miss.
   Case narrow = c;
@@ -346,6 +347,20 @@ TEST(CatalogueConvergence, GainMovesWithinTheBandsTolerance) {
   Band none{BandDirection::None, 0, 3.0, ""};
   EXPECT_TRUE(gain_converged(none, 1.01, 1.0, 0.99, -1.0));
   EXPECT_FALSE(gain_converged(none, 1.02, 2.0, 0.99, -1.5));
+}
+
+// A mean inside a better/worse band is not enough: the seeds must tell the change from none.
+TEST(CatalogueBand, DirectionNeedsAnIntervalClearOfOne) {
+  Band worse{BandDirection::Worse, 1.2, 0, ""};
+  EXPECT_TRUE(direction_clear(worse, 0.90, 0.97));
+  EXPECT_FALSE(direction_clear(worse, 0.93, 1.03));  // sis-util-v3-zen3-hackbench-16g at 3 seeds
+  EXPECT_FALSE(direction_clear(worse, 0.95, 1.0));
+  Band better{BandDirection::Better, 1.2, 0, ""};
+  EXPECT_TRUE(direction_clear(better, 1.01, 1.3));
+  EXPECT_FALSE(direction_clear(better, 0.99, 1.3));
+  EXPECT_FALSE(direction_clear(better, 0.8, 0.9));
+  Band none{BandDirection::None, 0, 3.0, ""};
+  EXPECT_TRUE(direction_clear(none, 0.97, 1.02));
 }
 
 // --convergence runs the case again at twice its length (perf bench sched pipe -l 200 -> 400)
