@@ -291,6 +291,27 @@ void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) 
     if (!acted) o.silent_changes.push_back(t->info.name);
   }
 }
+// --convergence: the case's A/B again with its command at twice the length; fills o's *_2x
+// fields and whether the gain stayed within the band's tolerance.
+void run_twice_the_length(const Case& c, const AbSpec& spec, const std::vector<std::string>& cmd_2x,
+                          const std::function<void(int, int)>& progress, size_t nbench, CaseOutcome& o) {
+  AbSpec spec2 = spec;
+  spec2.base.command = cmd_2x;
+  o.command_2x = workload::join(cmd_2x);
+  AbResult r2 = run_ab(spec2, progress);
+  auto m2 = ab_metrics(spec2, r2);
+  auto it2 = std::find_if(m2.begin(), m2.begin() + static_cast<std::ptrdiff_t>(nbench),
+                          [&](const report::Metric& m) { return m.name == c.model.metric; });
+  report::MetricResult res2 = report::analyze(*it2);
+  const double b2 = res2.sets[0].summary.mean, t2 = res2.sets[1].summary.mean;
+  o.gain_2x = o.higher_is_better ? t2 / b2 : b2 / t2;
+  o.pct_2x = res2.sets[1].pct_imp;
+  double sim2 = 0;
+  for (const auto* side : {&r2.base, &r2.test})
+    for (const RunResult& run : *side) sim2 += static_cast<double>(run.simulated_ns) * 1e-9;
+  o.simulated_2x_s = sim2 / static_cast<double>(r2.base.size() + r2.test.size());
+  o.converged = gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x);
+}
 }  // namespace
 
 CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
@@ -368,24 +389,7 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   o.simulated_s = sim / static_cast<double>(r.base.size() + r.test.size());
   if (opt.convergence) {
     o.convergence_checked = true;
-    if (cmd_2x) {
-      AbSpec spec2 = spec;
-      spec2.base.command = *cmd_2x;
-      o.command_2x = workload::join(*cmd_2x);
-      AbResult r2 = run_ab(spec2, pass_progress(1));
-      auto m2 = ab_metrics(spec2, r2);
-      auto it2 = std::find_if(m2.begin(), m2.begin() + nbench,
-                              [&](const report::Metric& m) { return m.name == c.model.metric; });
-      report::MetricResult res2 = report::analyze(*it2);
-      const double b2 = res2.sets[0].summary.mean, t2 = res2.sets[1].summary.mean;
-      o.gain_2x = o.higher_is_better ? t2 / b2 : b2 / t2;
-      o.pct_2x = res2.sets[1].pct_imp;
-      double sim2 = 0;
-      for (const auto* side : {&r2.base, &r2.test})
-        for (const RunResult& run : *side) sim2 += static_cast<double>(run.simulated_ns) * 1e-9;
-      o.simulated_2x_s = sim2 / static_cast<double>(r2.base.size() + r2.test.size());
-      o.converged = gain_converged(c.band, o.gain, o.pct, o.gain_2x, o.pct_2x);
-    }
+    if (cmd_2x) run_twice_the_length(c, spec, *cmd_2x, pass_progress(1), nbench, o);
   }
   o.status = !o.exercised() ? CaseStatus::NotExercised
              : !o.converged || !o.seeds_converged ? CaseStatus::NotConverged

@@ -187,8 +187,12 @@ struct IdleState {
        "sysctl_sched_nr_migrate: tasks moved per load-balance pass")                                          \
   TUNABLE(pipe_capacity_bytes, int64_t, 65536, "bytes", kMinPipeBytes, kMaxPipeBytes, kAnyValue,              \
        "pipe buffer size (default 16 pages)")                                                                 \
-  TUNABLE(unix_capacity_msgs, int64_t, 500, "messages", 1, kMaxCount, kAnyValue,                              \
-       "AF_UNIX send buffer, in small messages")                                                              \
+  TUNABLE(pipe_page_bytes, int64_t, 4096, "bytes", kMinPageBytes, kMaxPageBytes, kAnyValue,                   \
+       "PAGE_SIZE: a pipe is pipe_capacity_bytes / pipe_page_bytes slots of one page each")                   \
+  TUNABLE(unix_sndbuf_bytes, int64_t, 212992, "bytes", 1, kMaxPipeBytes, kAnyValue,                           \
+       "AF_UNIX sk_sndbuf (net.core.wmem_default): a send waits while its skbs' truesize reaches it")         \
+  TUNABLE(unix_skb_truesize_bytes, int64_t, 896, "bytes", 1, kMaxPipeBytes, kAnyValue,                        \
+       "skb truesize charged to the send buffer for one small AF_UNIX message")                               \
   TUNABLE(idle_poll, bool, false, "bool", 0, 1, kAnyValue,                                                    \
        "idle=poll boot option: idle CPUs spin in cpu_idle_poll(), no cpuidle states")
 

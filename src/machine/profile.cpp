@@ -334,6 +334,11 @@ void read_param_table(Reader& rd, const toml::table& root, const char* table, Ma
       allowed.push_back(f.name);
     }
   std::string label = fmt::format("[{}]", table);
+  if (std::string(table) == "tunables")
+    if (const auto* old = t.get("unix_capacity_msgs"))
+      rd.fail(*old, "tunables.unix_capacity_msgs was replaced by unix_sndbuf_bytes and unix_skb_truesize_bytes "
+                    "(the AF_UNIX send buffer in bytes of skb truesize, docs/model.md): edit the profile or "
+                    "calibrate again");
   rd.reject_unknown(t, label, allowed);
   for (const Field* f : mine) {
     if (f->optional && !t.get(f->name)) continue;

@@ -35,6 +35,7 @@ class Fifo {
   T& front() { return data()[head_]; }
   const T& front() const { return data()[head_]; }
   T& back() { return data()[(head_ + size_ - 1) & (cap_ - 1)]; }
+  const T& back() const { return data_[(head_ + size_ - 1) & (cap_ - 1)]; }
   void push_back(const T& v) {
     if (size_ == cap_) grow();
     data()[(head_ + size_) & (cap_ - 1)] = v;

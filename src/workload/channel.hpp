@@ -1,5 +1,18 @@
 // A bounded byte/message FIFO between tasks: a pipe, an AF_UNIX stream socket or a loopback TCP
 // connection, with wait lists for blocked readers and writers (WF_SYNC wakeups).
+//
+// Each kind keeps its kernel's buffer accounting and its rule for waking a blocked writer
+// (docs/workloads.md, "Pipes and AF_UNIX sockets"):
+// - Stream (loopback TCP here): capacity in bytes and/or messages; every freed message wakes
+//   every blocked writer.
+// - Pipe (fs/pipe.c): a ring of `pipe_slots` pages. A write merges into the last page when the
+//   pipe is not empty and the page has room, else takes a free slot; the pipe is full when every
+//   slot is taken, and a slot is freed only when its page has been read to the end. A read that
+//   began on a full pipe wakes one blocked writer (an exclusive wait, in arrival order), whether
+//   or not it freed a slot; a writer that had waited and leaves the pipe not full wakes the next.
+// - Unix (net/unix/af_unix.c): the senders' socket charges each message's skb truesize to its
+//   send buffer; a send waits while the charge is at least sk_sndbuf, and a freed skb wakes every
+//   waiting sender only once the charge is at most a quarter of sk_sndbuf (unix_writable()).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,30 +22,112 @@
 
 namespace schedlab::workload {
 
+enum class ChannelKind : uint8_t { Stream, Pipe, Unix };
+
 struct Channel {
+  ChannelKind kind = ChannelKind::Stream;
+  // Stream:
   int64_t cap_bytes = 0;   // 0 = unbounded
   int64_t cap_msgs = 0;    // 0 = unbounded
   int64_t used_bytes = 0;  // reserved by writers (incl. data not yet readable)
   int64_t used_msgs = 0;
+  // Pipe: slots of page_bytes; the fill of each occupied page (front: the one read next) and how
+  // much of the front page has been read.
+  int64_t page_bytes = 0, slots = 0;
+  sim::Fifo<int64_t, 16> pages;
+  int64_t front_read = 0;
+  // Unix: the send buffer's charge (sk_wmem_alloc), its limit and one message's skb truesize.
+  int64_t wmem = 0, sndbuf = 0, truesize = 0;
+
   sim::Fifo<int64_t> ready;  // readable messages (sizes)
   std::vector<kernel::Task*> readers;  // blocked in read()
-  std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer
+  std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer, in arrival order
+
+  // A pipe of `capacity` bytes in pages of `page` bytes (at least one slot).
+  void make_pipe(int64_t capacity, int64_t page) {
+    kind = ChannelKind::Pipe;
+    page_bytes = page;
+    slots = capacity / page > 0 ? capacity / page : 1;
+  }
+  // An AF_UNIX stream socket pair's sending side: `sndbuf` bytes, `skb_truesize` per message.
+  void make_unix(int64_t sndbuf_bytes, int64_t skb_truesize) {
+    kind = ChannelKind::Unix;
+    sndbuf = sndbuf_bytes;
+    truesize = skb_truesize;
+  }
+
+  bool pipe_full() const { return static_cast<int64_t>(pages.size()) >= slots; }
+  // Pages a write of `size` bytes needs beyond the room it can merge into.
+  int64_t pipe_new_pages(int64_t size) const {
+    int64_t room = 0;
+    if (!pages.empty() && pages.back() + size <= page_bytes) room = size;  // merges whole
+    int64_t rest = size - room;
+    return (rest + page_bytes - 1) / page_bytes;
+  }
 
   bool can_write(int64_t size) const {
+    switch (kind) {
+      case ChannelKind::Pipe: return static_cast<int64_t>(pages.size()) + pipe_new_pages(size) <= slots;
+      case ChannelKind::Unix: return wmem < sndbuf;
+      case ChannelKind::Stream: break;
+    }
     if (cap_bytes > 0 && used_bytes + size > cap_bytes && used_bytes > 0) return false;
     if (cap_msgs > 0 && used_msgs + 1 > cap_msgs) return false;
     return true;
   }
   void reserve(int64_t size) {
+    switch (kind) {
+      case ChannelKind::Pipe: {
+        int64_t n = pipe_new_pages(size);
+        if (n == 0) {
+          pages.back() += size;
+          return;
+        }
+        for (int64_t rest = size; rest > 0; rest -= page_bytes) pages.push_back(rest < page_bytes ? rest : page_bytes);
+        return;
+      }
+      case ChannelKind::Unix: wmem += truesize; return;
+      case ChannelKind::Stream: break;
+    }
     used_bytes += size;
     used_msgs += 1;
   }
   void publish(int64_t size) { ready.push_back(size); }
   bool can_read() const { return !ready.empty(); }
   int64_t take() { return ready.pop_front(); }
-  void release(int64_t size) {
+  // The read of `size` bytes has copied them out: frees their buffer space. Returns whether
+  // blocked writers may be woken now (the kind's rule; `was_full`: the pipe was full when the
+  // read began) and whether all of them (else the first one only).
+  struct Wake {
+    bool any = false, all = false;
+  };
+  Wake release(int64_t size, bool was_full) {
+    switch (kind) {
+      case ChannelKind::Pipe:
+        // The kernel's read holds pipe->mutex from its start to the wakeup, so no writer can
+        // fill the pipe and sleep in between; here writers run during the read's copy, so a
+        // pipe that filled up meanwhile counts as full at the read, or that writer would sleep
+        // with no one to wake it.
+        was_full = was_full || pipe_full();
+        for (int64_t rest = size; rest > 0 && !pages.empty();) {
+          int64_t left = pages.front() - front_read;
+          if (rest < left) {
+            front_read += rest;
+            break;
+          }
+          rest -= left;
+          pages.pop_front();
+          front_read = 0;
+        }
+        return {was_full, false};
+      case ChannelKind::Unix:
+        wmem -= truesize;
+        return {wmem * 4 <= sndbuf, true};
+      case ChannelKind::Stream: break;
+    }
     used_bytes -= size;
     used_msgs -= 1;
+    return {true, true};
   }
 };
 

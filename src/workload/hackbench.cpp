@@ -123,6 +123,15 @@ class Main : public Program {
   int phase_ = 0;
 };
 
+// The skb truesize one message of `bytes` charges to the AF_UNIX send buffer: the profile's
+// small-skb figure, plus the data beyond the small head's 320 bytes (cache-line aligned) for a
+// larger message.
+int64_t unix_truesize(const machine::Tunables& t, int64_t bytes) {
+  constexpr int64_t kSmallHeadData = 320;  // SKB_SMALL_HEAD_SIZE less skb_shared_info, x86-64 v6.3+
+  const int64_t aligned = (bytes + 63) / 64 * 64;
+  return t.unix_skb_truesize_bytes + (aligned > kSmallHeadData ? aligned - kSmallHeadData : 0);
+}
+
 }  // namespace
 
 struct Hackbench::State {
@@ -143,11 +152,10 @@ void Hackbench::setup(Api& k) {
   auto& sh = st_->sh;
   st_->chans.resize(static_cast<size_t>(o_.groups) * o_.fds);
   for (auto& ch : st_->chans) {
-    if (o_.pipe) {
-      ch.cap_bytes = tun.pipe_capacity_bytes;
-    } else {
-      ch.cap_msgs = tun.unix_capacity_msgs;
-    }
+    if (o_.pipe)
+      ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
+    else
+      ch.make_unix(tun.unix_sndbuf_bytes, unix_truesize(tun, o_.datasize));
   }
   kernel::TaskOptions mo;
   mo.start_blocked = true;

@@ -74,8 +74,9 @@ PerfPipe::~PerfPipe() = default;
 void PerfPipe::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts pc{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb};
-  st_->p1.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
-  st_->p2.cap_bytes = k.machine().tunables.pipe_capacity_bytes;
+  const auto& tun = k.machine().tunables;
+  st_->p1.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
+  st_->p2.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
   st_->sh.t0 = k.now();
   st_->sh.remaining = 2;
   kernel::TaskOptions o;

@@ -80,7 +80,8 @@ class Program : public kernel::Behavior {
         case Item::Act: return it.action;
         case Item::Fn: it.fn(k, self); break;
         case Item::Publish: {
-          // The written data becomes readable; a blocked reader is woken (WF_SYNC).
+          // The written data becomes readable; a blocked reader is woken (WF_SYNC). A pipe
+          // writer that had waited and leaves room wakes the next waiting writer.
           Channel& ch = *it.io.ch;
           ch.publish(it.io.bytes);
           if (!ch.readers.empty()) {
@@ -88,14 +89,15 @@ class Program : public kernel::Behavior {
             ch.readers.erase(ch.readers.begin());
             then(Action::wake(r, true));
           }
+          if (it.io.flag && ch.kind == ChannelKind::Pipe && !ch.pipe_full()) wake_writers(ch, false);
           break;
         }
         case Item::Release: {
-          // Buffer space freed: every blocked writer is woken to retry (WF_SYNC).
+          // Buffer space freed: blocked writers are woken to retry (WF_SYNC), as the kind's
+          // rule says (Channel::release()).
           Channel& ch = *it.io.ch;
-          ch.release(it.io.bytes);
-          for (Task* t : ch.writers) then(Action::wake(t, true));
-          ch.writers.clear();
+          Channel::Wake w = ch.release(it.io.bytes, it.io.flag);
+          if (w.any) wake_writers(ch, w.all);
           break;
         }
         case Item::OnExit: on_exit_(k, self); break;
@@ -140,12 +142,14 @@ class Program : public kernel::Behavior {
   bool write(Channel& ch, int64_t bytes, const ChannelCosts& c, Task& self) {
     if (!ch.can_write(bytes)) {
       ch.writers.push_back(&self);
+      write_waited_ = true;
       push(Action::block());
       return false;
     }
     ch.reserve(bytes);
     push(Action::compute(c.send(bytes)));
-    queue_.push_back(Item(Item::Publish, &ch, bytes));
+    queue_.push_back(Item(Item::Publish, &ch, bytes, write_waited_));
+    write_waited_ = false;
     return true;
   }
 
@@ -156,9 +160,10 @@ class Program : public kernel::Behavior {
       push(Action::block());
       return false;
     }
+    const bool was_full = ch.kind == ChannelKind::Pipe && ch.pipe_full();
     int64_t bytes = ch.take();
     push(Action::compute(c.recv(bytes)));
-    queue_.push_back(Item(Item::Release, &ch, bytes));
+    queue_.push_back(Item(Item::Release, &ch, bytes, was_full));
     return true;
   }
 
@@ -171,12 +176,26 @@ class Program : public kernel::Behavior {
       struct {
         Channel* ch;
         int64_t bytes;
+        bool flag;    // Publish: the writer had waited; Release: the pipe was full at the read
       } io;           // Publish, Release
     };
     explicit Item(Kind k = Act) : kind(k), action() {}
     Item(Kind k, Action a) : kind(k), action(a) {}
-    Item(Kind k, Channel* ch, int64_t bytes) : kind(k), io{ch, bytes} {}
+    Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag} {}
   };
+
+  // Wakes the channel's blocked writers: all of them, or the first (an exclusive wait).
+  void wake_writers(Channel& ch, bool all) {
+    if (ch.writers.empty()) return;
+    if (!all) {
+      Task* t = ch.writers.front();
+      ch.writers.erase(ch.writers.begin());
+      then(Action::wake(t, true));
+      return;
+    }
+    for (Task* t : ch.writers) then(Action::wake(t, true));
+    ch.writers.clear();
+  }
 
  public:
   // The bytes a program's queue holds per queued step (memory estimates: hackbench's main task
@@ -187,6 +206,7 @@ class Program : public kernel::Behavior {
   std::vector<Item> inserted_;  // (first: it and the queue's indices share the object's first line)
   sim::Fifo<Item> queue_;
   std::function<void(Api&, Task&)> on_exit_;
+  bool write_waited_ = false;  // the last write() blocked: the next successful one had waited
 };
 
 }  // namespace schedlab::workload

@@ -261,3 +261,11 @@ TEST_F(machineErrors, AtMostTenIdleStates) {
   std::string text = with_states(303);
   expect_error(text, line_of(text, "name = \"S10\"") - 1, "303 idle states; the kernel allows at most 10 (CPUIDLE_STATE_MAX)");
 }
+
+// The AF_UNIX send buffer counted in messages was replaced by its kernel accounting in bytes of
+// skb truesize: a profile that still has the old key is told what replaced it.
+TEST_F(machineErrors, ReplacedUnixCapacityKeyNamesItsSuccessors) {
+  std::string text = replace(good, "unix_sndbuf_bytes = 212992", "unix_capacity_msgs = 500");
+  expect_error(text, line_of(text, "unix_capacity_msgs"),
+               "tunables.unix_capacity_msgs was replaced by unix_sndbuf_bytes and unix_skb_truesize_bytes");
+}
