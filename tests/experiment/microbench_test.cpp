@@ -113,7 +113,9 @@ TEST(Microbench, ShippedFiguresAreModeled) {
       EXPECT_DOUBLE_EQ(rows[i].measured_ns, f.value_ns) << name << " " << f.key;
       EXPECT_TRUE(rows[i].has_error()) << name << " " << f.key << ": " << rows[i].how;
       // A cost figure is the cost itself (a direct row); a check is simulated from several.
-      if (f.role == "cost") EXPECT_EQ(rows[i].kind, "direct") << name << " " << f.key;
+      if (f.role == "cost") {
+        EXPECT_EQ(rows[i].kind, "direct") << name << " " << f.key;
+      }
     }
   }
   EXPECT_GE(files, 7);

@@ -60,7 +60,7 @@ TEST(machineSources, EveryCitedTagHasAnEntry) {
     EXPECT_TRUE(any) << name << ".toml cites no docs/sources.md tag";
   }
   // The published microbenchmarks (profiles/microbench/NAME.toml, machines --check) cite tags too.
-  static const std::regex kSource(R"(\nsource = "([A-Z0-9][A-Z0-9-]+)")");
+  static const std::regex kSource(R"re(\nsource = "([A-Z0-9][A-Z0-9-]+)")re");
   int files = 0;
   for (const auto& name : profiles) {
     std::string text = slurp(profile_dir() + "/microbench/" + name + ".toml");
