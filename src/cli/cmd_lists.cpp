@@ -94,7 +94,7 @@ void register_lists(CLI::App& app) {
   m->add_option("--check", *check,
                 "simulate the machine's published microbenchmarks (profiles/microbench/NAME.toml) on its profile: "
                 "model beside published, within 15 %")
-      ->option_text("NAME");
+      ->type_name("NAME");
   add_output_options(m, *out, "with --check: where the table goes (.txt, or .json for its JSON; '-' = stdout, the default)",
                      "with --check: txt or json (default: -o's extension, else txt)");
   m->callback(deferred([params, check, out] {
