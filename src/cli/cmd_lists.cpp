@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
+#include "experiment/microbench.hpp"
 #include "kernel/change.hpp"
 #include "kernel/features.hpp"
 #include "machine/machine.hpp"
@@ -41,6 +45,43 @@ void print_params() {
   for (const auto& r : rows) fmt::print("{:<{}}  {:<8} {:>6} {:>11}  {}\n", r.key, w, r.unit, r.min, r.max, r.help);
 }
 
+// machines --check: the table (text, the default) or its JSON.
+const OutputSpec kMachineCheckOutput{{{{"txt", "text"}, {".txt"}}, {{"json"}, {".json"}}}, "txt", false};
+
+// `machines --check NAME`: the published microbenchmarks of profiles/microbench/NAME.toml
+// simulated on the profile NAME (experiment/microbench.hpp).
+void run_machine_check(const std::string& name, const OutputChoice& out) {
+  const ResolvedOutput dest = resolve_output(out, kMachineCheckOutput);
+  machine::Machine m = machine::load_profile(name);  // an unknown machine: UnknownMachine, exit 2
+  const std::string path = experiment::figures_path(name);
+  std::error_code ec;
+  if (name.find('/') != std::string::npos || !std::filesystem::is_regular_file(path, ec))
+    throw UsageError(fmt::format("machines --check {}: no published microbenchmarks ({} does not exist; "
+                                 "scale-4096 and tiny-4 are synthetic and have none)",
+                                 name, path));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  experiment::FigureSet set;
+  try {
+    set = experiment::read_figures(text.str(), path);
+  } catch (const experiment::FiguresError& e) {
+    throw UsageError(e.what());
+  }
+  if (set.machine != name)
+    throw UsageError(fmt::format("{}: machine = \"{}\", but the file is for '{}'", path, set.machine, name));
+  auto rows = experiment::published_check(m, set);
+  const double t = experiment::kPublishedThresholdPct;
+  if (dest.format == "json") {
+    write_output(dest, experiment::check_json(rows, name, t).dump(1) + "\n");
+    return;
+  }
+  const std::string title = fmt::format(
+      "published microbenchmarks of {} ({}) simulated on the profile (schedlab machines --check; docs/model.md)",
+      name, path.substr(path.rfind("/microbench/") + 1));
+  write_output(dest, experiment::check_table(rows, name, t, title));
+}
+
 }  // namespace
 
 void register_lists(CLI::App& app) {
@@ -48,7 +89,22 @@ void register_lists(CLI::App& app) {
   auto params = std::make_shared<bool>(false);
   m->add_flag("--params", *params,
               "list every parameter --set and the profiles accept: key, unit, allowed range, meaning");
-  m->callback(deferred([params] {
+  auto check = std::make_shared<std::string>();
+  auto out = std::make_shared<OutputChoice>();
+  m->add_option("--check", *check,
+                "simulate the machine's published microbenchmarks (profiles/microbench/NAME.toml) on its profile: "
+                "model beside published, within 15 %")
+      ->type_name("NAME");
+  add_output_options(m, *out, "with --check: where the table goes (.txt, or .json for its JSON; '-' = stdout, the default)",
+                     "with --check: txt or json (default: -o's extension, else txt)");
+  m->callback(deferred([params, check, out] {
+    if ((out->path || out->format) && check->empty())
+      throw UsageError("machines: -o and --format go with --check NAME");
+    if (!check->empty()) {
+      if (*params) throw UsageError("machines: --check and --params: give one");
+      run_machine_check(*check, *out);
+      return;
+    }
     if (*params) {
       print_params();
       return;

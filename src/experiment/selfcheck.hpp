@@ -17,6 +17,7 @@ struct CheckRow {
   double model_ns = -1;  // < 0: none (not modeled, or the model made no such event)
   double measured_ns = 0;
   std::string how;       // the model run (`calib ...`) or the cost the key maps to
+  std::string source;    // machines --check: the figure's source tag (docs/sources.md); empty in host check
   bool has_error() const { return model_ns >= 0 && measured_ns > 0; }
   double error_pct() const { return has_error() ? (model_ns - measured_ns) / measured_ns * 100 : 0; }
 };
@@ -24,13 +25,19 @@ struct CheckRow {
 // One row per measurement of r (in r's order; membarrier_noipi_* folded into membarrier_ipi_*),
 // each simulated on m with seed 1. Model CPUs: 0 and the first CPU at the key's distance class.
 // wake_latency_<class> without a _gap suffix ran after `gap_us` (calibrate: 60, --quick 30).
+// idle_exit_<STATE> (a published figure, machines --check) is direct: the state's wake_cost_ns.
 std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us = 60);
 
-// The table: a header line naming the profile, one line per row with whitespace-separated
-// columns key, kind, model_ns, measured_ns, error_% ("-" where there is none), then how; and a
-// summary line ("N of M within 10 %").
-std::string check_table(const std::vector<CheckRow>& rows, const std::string& profile);
-nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::string& profile);
+// The table: a header line naming the profile (`title`, or the self-check's when empty), one line
+// per row with whitespace-separated columns key, kind, model_ns, measured_ns, error_% ("-" where
+// there is none), then how (and " [SOURCE]" where the row has one); and a summary line ("N of M
+// within 10 %": `threshold_pct`, 10 for host check, 15 for machines --check).
+std::string check_table(const std::vector<CheckRow>& rows, const std::string& profile, double threshold_pct = 10,
+                        const std::string& title = "");
+// The same as JSON: profile, rows (key, kind, model_ns, measured_ns, error_pct, how, and source
+// where there is one), within_<T>pct and compared.
+nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::string& profile,
+                                  double threshold_pct = 10);
 
 // The measurements of a calibration as `calibrate --samples` wrote them (host::samples_json),
 // or as a calibrated profile's header lists them. Throws std::runtime_error naming `where`.
