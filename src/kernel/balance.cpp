@@ -96,6 +96,10 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
   if (b.nr_running < 2 || diff < 2) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   int want = std::max(1, diff / 2);
   rq.c.lb_imbalance_task[st] += want;  // migrate_task: the model balances task counts
+  // detach_tasks() under the busiest rq's lock (migrate_task_ns per task moved stands for the
+  // detach and the attach), then attach_tasks() under this rq's lock.
+  const int64_t at = k.cpu(this_cpu).queued_ns();
+  cost += spin_lock(k, b.lock, LockClass::Rq, busiest, this_cpu, at + cost);
   int pulled = 0;
   for (int pass = 0; pass < 2 && pulled < want; ++pass) {
     for (size_t i = 0; i < b.cfs.size() && pulled < want && pulled < k.m.tunables.nr_migrate;) {
@@ -118,6 +122,11 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
       rq.c.lb_hot_gained[st] += pass == 1 && task_hot(k, p);
     }
     if (!newly_idle) break;  // periodic balance respects cache hotness
+  }
+  spin_unlock(k, b.lock, at + cost);
+  if (pulled > 0) {
+    cost += spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, this_cpu, at + cost);
+    spin_unlock(k, rq.lock, at + cost);
   }
   if (pulled > 0) rq.c.lb_gained[st] += pulled; else rq.c.lb_failed[st]++;
   return pulled;
@@ -165,6 +174,7 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
     rq.c.newidle_balance_skipped++;
   } else {
     rq.c.newidle_balance_walks++;
+    spin_unlock(k, rq.lock, cpu.queued_ns());  // raw_spin_rq_unlock(this_rq) for the walk
     int64_t uba = sched_balance_update_blocked_averages(k, rq.cpu, rq);
     cpu.push_step(KernelPath::NewidleBalance, uba);
     int64_t blocked = uba;  // counted in the first level's cost
@@ -192,6 +202,9 @@ int sched_balance_newidle(Kernel& k, Rq& rq) {
       if (pulled > 0 || rq.nr_running > 0 || rq.ttwu_pending) break;
     }
     rq.max_idle_balance_cost = std::max(rq.max_idle_balance_cost, curr_cost);
+    // raw_spin_rq_lock(this_rq) again; held to the end of __schedule().
+    int64_t wait = spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, rq.cpu, cpu.queued_ns());
+    if (wait > 0) cpu.push_step(KernelPath::NewidleBalance, wait);
   }
   if (pulled > 0) {
     rq.c.newidle_balance_pulled += pulled;
@@ -409,7 +422,11 @@ static bool update_nohz_stats(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
   if (!rq.has_blocked_load) return false;
   if (!rq.nohz_tick_stopped) return false;
   if (k.jiffies() <= rq.last_blocked_load_update_tick) return true;
+  // The idle CPU's rq lock (rq_lock_irqsave()) for the update.
+  const int64_t at = k.cpu(this_cpu).queued_ns();
+  cost += spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, this_cpu, at + cost);
   cost += sched_balance_update_blocked_averages(k, this_cpu, rq);
+  spin_unlock(k, rq.lock, at + cost);
   return rq.has_blocked_load;
 }
 
@@ -448,7 +465,10 @@ int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
     Rq& rq = k.rq(c);
     if (flags & NOHZ_STATS_KICK) has_blocked |= update_nohz_stats(k, this_cpu, rq, cost);
     if (k.now() >= rq.next_balance) {
+      const int64_t at = k.cpu(this_cpu).queued_ns();
+      cost += spin_lock(k, rq.lock, LockClass::Rq, c, this_cpu, at + cost);
       cost += k.remote_read(this_cpu, c);  // rq_lock_irqsave(); update_rq_clock()
+      spin_unlock(k, rq.lock, at + cost);
       if (flags & NOHZ_BALANCE_KICK) sched_balance_domains(k, this_cpu, rq, cost);
     }
     if (rq.next_balance < next_balance) {

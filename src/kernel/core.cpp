@@ -85,6 +85,11 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   else
     rq.c.schedule_calls++;
   int64_t c = k.cost(k.m.costs.schedule_ns);
+  // rq_lock(): held from here to the unlock after the switch (finish_task_switch()). A change
+  // that takes the CPU over has pushed `c` as its step: the lock is released at its end.
+  const int64_t at = cpu.queued_ns();
+  c += spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, rq.cpu, at);
+  spin_unlock(k, rq.lock, at + c);
   update_curr(k, rq);
 
   for (Change* ch : k.hooks(Hook::schedule)) {
@@ -133,6 +138,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
     }
   }
   rq.curr = next;
+  spin_unlock(k, rq.lock, cpu.queued_ns());
   cpu.run_steps(Continuation::finish_task_switch(prev, next));
 }
 
@@ -186,16 +192,20 @@ Task* pick_next_task(Kernel& k, Rq& rq) {
 
 // --- sched_tick() --------------------------------------------------------------------------
 
-// sched_tick(): the class's task_tick (slice accounting), changes' tick work (Hook::sched_tick),
-// rq->idle_balance, then sched_balance_trigger(): SCHED_SOFTIRQ when a balance is due (it runs
+// sched_tick(): under the rq lock the class's task_tick (slice accounting), changes' tick work
+// (Hook::sched_tick); then rq->idle_balance and sched_balance_trigger(): SCHED_SOFTIRQ when a balance is due (it runs
 // at irq_exit()) and the NOHZ idle-balance kick.
 void sched_tick(Kernel& k, Rq& rq) {
   Cpu& cpu = k.cpu(rq.cpu);
   rq.c.ticks++;
   int64_t c = k.cost(k.m.costs.tick_ns);
+  const int64_t at = cpu.queued_ns();
+  const int64_t wait = spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, rq.cpu, at);
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
   for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq).cost_ns;
   update_rq_util(k, rq);
+  c += wait;
+  spin_unlock(k, rq.lock, at + c);  // the balance trigger runs after rq_unlock()
   rq.idle_balance = idle_cpu(k, rq.cpu);
   int64_t kick = 0;
   sched_balance_trigger(k, rq, kick);
@@ -285,11 +295,24 @@ int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int
 
 // Models try_to_wake_up() on `this_cpu` (waker may be null: interrupt context). Returns the
 // waker-side cost. Decisions are taken now; remote effects (IPIs, polling kicks) are scheduled
-// at the offset within the waker's cost where they happen. Left out: pi_lock contention, the
-// on_cpu wait (the wakee's CPU is assumed to have finished switching out).
+// at the offset within the waker's cost where they happen. p->pi_lock is held from the start to
+// the end (a wait for it is part of the cost). Left out: the on_cpu wait (the wakee's CPU is
+// assumed to have finished switching out).
 int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync) {
   int64_t c = k.cost(k.m.costs.ttwu_ns);
-  if (!p || p->state != TaskState::Interruptible) return c;
+  if (!p) return c;
+  const int64_t at = k.cpu(this_cpu).queued_ns();
+  c += spin_lock(k, p->pi_lock, LockClass::Pi, p->pid, this_cpu, at);
+  c = try_to_wake_up_locked(k, this_cpu, waker, p, sync, at, c);
+  spin_unlock(k, p->pi_lock, at + c);
+  return c;
+}
+
+// try_to_wake_up() under p->pi_lock; `at` is where the waker's cost starts in its chain, `c` the
+// cost so far. Returns the new total.
+int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync,
+                              int64_t at, int64_t c) {
+  if (p->state != TaskState::Interruptible) return c;
   if (k.sink) k.sink->sched_waking(k.now(), this_cpu, k.info(p), p->cpu);
   if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
@@ -302,7 +325,7 @@ int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync)
     k.rq(this_cpu).c.ttwu_remote++;
   if (int l = lowest_sd_level_spanning(k.rq(this_cpu), cpu); cpu != this_cpu && l >= 0)
     k.rq(this_cpu).c.ttwu_wake_remote[l]++;  // ttwu_stat()
-  c += ttwu_queue(k, this_cpu, p, cpu, c);
+  c += ttwu_queue(k, this_cpu, p, cpu, c, at);
   return c;
 }
 
@@ -326,7 +349,8 @@ bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
   return k.rq(cpu).nr_running == 0;
 }
 
-int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
+// `offset`: the waker's cost so far; `at`: where that cost starts in the waker's chain.
+int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset, int64_t at) {
   Rq& t = k.rq(cpu);
   if (ttwu_queue_cond(k, this_cpu, cpu)) {
     // __ttwu_queue_wakelist(): set ttwu_pending, llist_add, IPI only if the queue was empty.
@@ -338,9 +362,11 @@ int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset) {
     if (first) c += send_call_function_single_ipi(k, this_cpu, cpu, offset + c);
     return c;
   }
-  // Direct: lock the target rq, activate, maybe preempt.
-  int64_t c = k.remote_read(this_cpu, cpu) + k.cost(k.m.costs.enqueue_ns);
+  // Direct: lock the target rq (a wait for it first), activate, maybe preempt, unlock.
+  int64_t c = spin_lock(k, t.lock, LockClass::Rq, cpu, this_cpu, at + offset);
+  c += k.remote_read(this_cpu, cpu) + k.cost(k.m.costs.enqueue_ns);
   c += ttwu_do_activate(k, this_cpu, t, p, offset + c);
+  spin_unlock(k, t.lock, at + offset + c);
   return c;
 }
 

@@ -41,7 +41,15 @@ inline constexpr const char* kSdIdleKeys[kNumSdLevels * kNumIdleTypes] = {
 // A counter in `ab` also says which way is better: kLower (a cost: fewer IPIs, less time with
 // interrupts off), kHigher (a saving: IPIs avoided), or neither (neutral: it shows which path
 // ran, such as csd_run_idle replacing csd_run_ipi, and its change is no verdict).
-enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4, kLower = 8, kHigher = 16 };
+// kMax: the total over CPUs is the largest value, not the sum (a maximum per CPU).
+enum CounterShow : unsigned {
+  kJson = 1,
+  kAb = 2,
+  kSummary = 4,
+  kLower = 8,
+  kHigher = 16,
+  kMax = 32
+};
 
 // The counters, in --json order:
 //   COUNTER(name, unit, show, meaning)           an int64 per CPU
@@ -75,6 +83,15 @@ enum CounterShow : unsigned { kJson = 1, kAb = 2, kSummary = 4, kLower = 8, kHig
           "call functions run by do_idle()'s flush_smp_call_function_queue()")                   \
   COUNTER(irqs_off_ns, "ns", kJson | kAb | kLower, "kernel work with interrupts disabled")                \
   COUNTER(irq_pending_ns, "ns", kJson, "time interrupts waited for interrupts to be enabled")    \
+  COUNTER(lock_rq_acquired, "count", kJson, "rq->__lock acquisitions (kernel/lock.hpp)")        \
+  COUNTER(lock_rq_contended, "count", kJson | kAb | kLower, "... that waited behind another CPU") \
+  COUNTER(lock_rq_wait_ns, "ns", kJson | kAb | kSummary | kLower,                                 \
+          "time spinning for rq->__lock, interrupts off (handover included)")                    \
+  COUNTER(lock_rq_wait_max_ns, "ns", kJson | kMax, "longest single wait for rq->__lock")        \
+  COUNTER(lock_pi_acquired, "count", kJson, "p->pi_lock acquisitions (try_to_wake_up())")       \
+  COUNTER(lock_pi_contended, "count", kJson | kAb | kLower, "... that waited behind another CPU") \
+  COUNTER(lock_pi_wait_ns, "ns", kJson | kAb | kLower, "time spinning for p->pi_lock, interrupts off") \
+  COUNTER(lock_pi_wait_max_ns, "ns", kJson | kMax, "longest single wait for p->pi_lock")         \
   COUNTER(cpuidle_rejected, "count", kJson,                                                      \
           "call_cpuidle() found need_resched after clearing polling (state not entered)")       \
   COUNTER(softirq_sched, "count", kJson, "SCHED_SOFTIRQ runs (sched_balance_softirq())")         \

@@ -135,6 +135,19 @@ void Cpu::step_done() {
   step_next();
 }
 
+int64_t Cpu::queued_ns() const {
+  int64_t ns = 0;
+  size_t from = head_;
+  if (inserting_at_ != SIZE_MAX) {
+    from = inserting_at_;
+  } else if (head_ < steps_.size() && step_end_.scheduled()) {
+    ns = (step_end_.when() - k_->now()).count();  // the running step's rest
+    ++from;
+  }
+  for (size_t i = from; i < steps_.size(); ++i) ns += steps_[i].ns;
+  return ns;
+}
+
 // An interrupt arrives during a step that runs with interrupts enabled: the step stops, the
 // handler's steps run, then the rest of the step.
 void Cpu::interrupt_step(const Irq& irq) {
@@ -143,7 +156,9 @@ void Cpu::interrupt_step(const Irq& irq) {
   k_->ev.deschedule(step_end_);
   if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
   const size_t mark = steps_mark();
+  inserting_at_ = mark;
   push_irq_steps(irq);
+  inserting_at_ = SIZE_MAX;
   insert_pushed_steps(mark);
   step_next();
 }
@@ -167,7 +182,9 @@ void Cpu::step_effect(const KernelStep& s) {
     case StepDone::CsdKick:
     case StepDone::CsdIpi: {
       const size_t mark = steps_mark();
+      inserting_at_ = mark;
       smp_call_function_single_step(*k_, cpu_, s);
+      inserting_at_ = SIZE_MAX;
       insert_pushed_steps(mark);
       return;
     }
@@ -176,7 +193,9 @@ void Cpu::step_effect(const KernelStep& s) {
       softirq_running = false;
       if (local_softirq_pending(*k_, cpu_)) {
         const size_t mark = steps_mark();
+        inserting_at_ = mark;
         do_softirq(*k_, *rq_);
+        inserting_at_ = SIZE_MAX;
         insert_pushed_steps(mark);
       }
       return;

@@ -172,6 +172,10 @@ class Cpu {
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
   void run_steps(Continuation then);
   bool in_chain() const { return head_ < steps_.size(); }
+  // ns from now until the steps pushed so far are done (the rest of the running step
+  // included); while an interrupt's or a step effect's steps are being pushed to run first
+  // (insert_pushed_steps()), only those. Where a lock taken by the next pushed work starts.
+  int64_t queued_ns() const;
 
   // --- modes, segments, interrupts ---
   Mode mode() const { return mode_; }
@@ -235,6 +239,7 @@ class Cpu {
   double speed_ = 1.0;  // SMT co-run throughput factor of the task segment
   std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
   size_t head_ = 0;
+  size_t inserting_at_ = SIZE_MAX;  // the mark of steps being pushed to run before the rest
   Time kstep_start_;
   CpuEvent segment_end_;
   CpuEvent step_end_;

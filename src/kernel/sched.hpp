@@ -11,6 +11,7 @@
 
 #include "kernel/base.hpp"
 #include "kernel/counters.hpp"
+#include "kernel/lock.hpp"
 #include "kernel/task.hpp"
 #include "kernel/topology.hpp"
 #include "sim/time.hpp"
@@ -101,6 +102,7 @@ struct Csd {
 // steps, interrupts) is the Cpu's (cpu.hpp); cpuidle and the governor keep their own.
 struct Rq {
   int cpu = 0;
+  SpinLock lock;                // rq->__lock (lock.hpp)
   Task* curr = nullptr;
   Task* idle = nullptr;
   std::vector<Task*> cfs;       // queued fair tasks other than curr
@@ -206,9 +208,11 @@ inline bool available_idle_cpu(const Kernel& k, int cpu) { return idle_cpu(k, cp
 int select_fallback_rq(const Kernel& k, int cpu, const Task* p);
 int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync);
+int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync,
+                              int64_t at, int64_t c);
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c);
 bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu);
-int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset);
+int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset, int64_t at);
 int64_t ttwu_do_activate(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset);
 int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset);
 int64_t resched_curr(Kernel& k, int this_cpu, Rq& target, int64_t offset);

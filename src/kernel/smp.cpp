@@ -205,8 +205,11 @@ void __flush_smp_call_function_queue(Kernel& k, Rq& rq, bool from_ipi) {
     cpu.push_step(s);
   }
   if (!rq.wake_list.empty()) {
-    int64_t c = 0;
+    // sched_ttwu_pending() takes this rq's lock for the batch (a wait for it first).
+    const int64_t at = cpu.queued_ns();
+    int64_t c = spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, rq.cpu, at);
     for (size_t i = 0; i < rq.wake_list.size(); ++i) c += k.cost(k.m.costs.enqueue_ns);
+    spin_unlock(k, rq.lock, at + c);
     rq.ttwu_inflight.insert(rq.ttwu_inflight.end(), rq.wake_list.begin(), rq.wake_list.end());
     KernelStep s{KernelPath::TtwuPending, c, StepDone::TtwuPending};
     s.count = static_cast<uint32_t>(rq.wake_list.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernel/api.hpp"
+#include "kernel/lock.hpp"
 #include "sim/time.hpp"
 
 namespace schedlab::kernel {
@@ -22,6 +23,7 @@ struct Task {
   bool on_rq = false;
   bool in_compute = false;
   bool waiting_csd = false;  // spinning in csd_lock_wait()
+  SpinLock pi_lock;          // p->pi_lock (lock.hpp): try_to_wake_up() holds it
   Policy policy = Policy::Normal;
   int cpu = 0;               // task_cpu()
   int64_t work_left = 0;     // ns of Compute left (at full speed) when interrupted

@@ -197,6 +197,13 @@ class JsonWriter : public TraceSink {
 
   void ipi_exit(Time, int cpu, IpiKind) override { ensure_cpu(cpu); }
 
+  void lock_contended(Time b, Time e, int cpu, LockClass cls, int id, int holder) override {
+    ensure_cpu(cpu);
+    std::string args = fmt::format(R"({{"lock":"{}:{}","holder":{}}})", lock_class_name(cls), id, holder);
+    instant(b, cpu, "contention_begin", args);
+    instant(e, cpu, "contention_end", args);
+  }
+
   void wake_idle_without_ipi(Time t, int cpu, int target_cpu) override {
     ensure_cpu(cpu);
     instant(t, cpu, "sched_wake_idle_without_ipi", fmt::format(R"({{"cpu":{}}})", target_cpu));

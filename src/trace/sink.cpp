@@ -33,4 +33,12 @@ const char* ipi_reason(IpiKind k) {
   return "?";
 }
 
+const char* lock_class_name(LockClass c) {
+  switch (c) {
+    case LockClass::Rq: return "rq";
+    case LockClass::Pi: return "pi";
+  }
+  return "?";
+}
+
 }  // namespace schedlab::trace

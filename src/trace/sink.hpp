@@ -47,7 +47,11 @@ const char* kernel_path_name(KernelPath p);
 
 // IPI reasons as the ipi_raise/ipi_entry tracepoints print them.
 enum class IpiKind : uint8_t { Reschedule, CallFunctionSingle };
-const char* ipi_reason(IpiKind k);  // "Rescheduling interrupts", "Single function call interrupts"
+const char* ipi_reason(IpiKind k);
+
+// The lock classes the model has (kernel/lock.hpp): rq->__lock, p->pi_lock.
+enum class LockClass : uint8_t { Rq, Pi };
+const char* lock_class_name(LockClass c);  // "rq", "pi"  // "Rescheduling interrupts", "Single function call interrupts"
 
 class TraceSink {
  public:
@@ -69,6 +73,11 @@ class TraceSink {
   virtual void ipi_exit(Time /*t*/, int /*cpu*/, IpiKind /*kind*/) {}
   // sched_wake_idle_without_ipi: a polling idle CPU was woken by a flag store.
   virtual void wake_idle_without_ipi(Time /*t*/, int /*cpu*/, int /*target_cpu*/) {}
+  // lock:contention_begin / contention_end: `cpu` spins from t_begin to t_end (interrupts off)
+  // for a lock of class `cls`; `id` is the lock's CPU (rq) or task pid (pi), `holder` the CPU
+  // it waits behind. Emitted once, when the wait is decided (t_begin may be ahead of now).
+  virtual void lock_contended(Time /*t_begin*/, Time /*t_end*/, int /*cpu*/, LockClass /*cls*/,
+                              int /*id*/, int /*holder*/) {}
   // A kernel path running on `cpu` from t_begin to t_end (for timeline views).
   virtual void kernel_slice(int /*cpu*/, Time /*t_begin*/, Time /*t_end*/,
                             KernelPath /*path*/) {}

@@ -130,6 +130,17 @@ class TextWriter : public TraceSink {
     line(t, cpu, c, "ipi_exit", "({})", ipi_reason(kind));
   }
 
+  // lock:contention_begin / contention_end; the model has no lock addresses: the lock is named
+  // by class and CPU (rq) or pid (pi), with the CPU it waits behind.
+  void lock_contended(Time b, Time e, int cpu, LockClass cls, int id, int holder) override {
+    EventContext c = tracker_.on_lock_contended(cpu);
+    if (detail::in_window(window_, b))
+      line(b, cpu, c, "contention_begin", "lock={}:{} holder={} (flags=SPIN)", lock_class_name(cls),
+           id, holder);
+    if (detail::in_window(window_, e))
+      line(e, cpu, c, "contention_end", "lock={}:{} (ret=0)", lock_class_name(cls), id);
+  }
+
   void wake_idle_without_ipi(Time t, int cpu, int target_cpu) override {
     EventContext c = tracker_.on_wake_idle_without_ipi(cpu);
     if (!detail::in_window(window_, t)) return;

@@ -121,6 +121,11 @@ EventContext CpuContextTracker::on_ipi_exit(int cpu) {
   return e;
 }
 
+EventContext CpuContextTracker::on_lock_contended(int cpu) {
+  ensure_cpu(cpu);
+  return ctx(cpu, 1, 1);
+}
+
 EventContext CpuContextTracker::on_wake_idle_without_ipi(int cpu) {
   ensure_cpu(cpu);
   return ctx(cpu, 2, 2);

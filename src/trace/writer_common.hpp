@@ -60,6 +60,7 @@ class CpuContextTracker {
   EventContext on_ipi_entry(int cpu);
   EventContext on_ipi_exit(int cpu);
   EventContext on_wake_idle_without_ipi(int cpu);
+  EventContext on_lock_contended(int cpu);  // spinning with interrupts off, preemption disabled
 
   // pid -> comm of every task seen (saved_cmdlines), pid 0 excluded.
   const std::map<int, std::string>& cmdlines() const { return cmdlines_; }

@@ -75,6 +75,9 @@ void TeeSink::ipi_entry(Time t, int cpu, IpiKind kind) {
 void TeeSink::ipi_exit(Time t, int cpu, IpiKind kind) {
   for (auto* s : sinks_) s->ipi_exit(t, cpu, kind);
 }
+void TeeSink::lock_contended(Time b, Time e, int cpu, LockClass cls, int id, int holder) {
+  for (auto* s : sinks_) s->lock_contended(b, e, cpu, cls, id, holder);
+}
 void TeeSink::wake_idle_without_ipi(Time t, int cpu, int target_cpu) {
   for (auto* s : sinks_) s->wake_idle_without_ipi(t, cpu, target_cpu);
 }

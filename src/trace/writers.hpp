@@ -112,6 +112,7 @@ class TeeSink : public TraceSink {
   void ipi_entry(Time t, int cpu, IpiKind kind) override;
   void ipi_exit(Time t, int cpu, IpiKind kind) override;
   void wake_idle_without_ipi(Time t, int cpu, int target_cpu) override;
+  void lock_contended(Time b, Time e, int cpu, LockClass cls, int id, int holder) override;
   void kernel_slice(int cpu, Time b, Time e, KernelPath path) override;
 
  private:

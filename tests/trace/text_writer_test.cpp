@@ -137,3 +137,23 @@ TEST(traceText, WindowDropsEventsOutside) {
                       "target_mask=00000000,00000004 (Rescheduling interrupts)"),
             lines.end());
 }
+
+TEST(traceText, LockWaitIsAContentionBeginEndPair) {
+  TempDir d;
+  auto m = small_machine();
+  auto sink = open_trace(d.file("t.txt"), std::nullopt);
+  sink->begin(m);
+  sink->lock_contended(Time::us(5), Time::us(7), 1, LockClass::Rq, 0, 3);
+  sink->end(Time::us(10));
+  sink.reset();
+  std::vector<std::string> events;
+  for (const std::string& l : lines_of(read_file(d.file("t.txt")))) {
+    std::smatch mm;
+    if (!std::regex_match(l, mm, kLine)) continue;
+    events.push_back(mm[3].str() + " " + mm[5].str() + "." + mm[6].str() + " " + mm[7].str() +
+                     ": " + mm[8].str());
+  }
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0], "001 0.000005 contention_begin: lock=rq:0 holder=3 (flags=SPIN)");
+  EXPECT_EQ(events[1], "001 0.000007 contention_end: lock=rq:0 (ret=0)");
+}
