@@ -53,9 +53,26 @@ void update_avg_idle_on_wakeup(Kernel& k, Rq& rq) {
   rq.idle_stamp_valid = false;
 }
 
-// task_hot(): ran within sysctl_sched_migration_cost.
-bool task_hot(const Kernel& k, const Task* p) {
+// task_hot(): ran within sysctl_sched_migration_cost; never at the SMT level (siblings share the
+// cache: SD_SHARE_CPUCAPACITY), never with a migration cost of 0. (CACHE_HOT_BUDDY, SCHED_IDLE
+// tasks and core scheduling's cookie are not modeled.) A task that never ran is cold: its
+// exec_start is 0 from __sched_fork(), the uptime ago.
+bool task_hot(const Kernel& k, const SchedDomain& sd, const Task* p) {
+  if (sd.level == SdLevel::SMT || k.m.tunables.migration_cost_ns == 0) return false;
+  if (p->nr_switches_in == 0) return false;
   return (k.now() - p->exec_start).count() < k.m.tunables.migration_cost_ns;
+}
+
+// can_migrate_task() for a queued fair task: not where p may not run; a cache-hot task only once
+// the domain has failed more than cache_nice_tries balances in a row (sd->nr_balance_failed,
+// raised by periodic balance only: load_balance(), 58b26c4c0257, 2010). `hot` says whether p
+// was hot. (No active balance, no NUMA locality: migrate_degrades_locality().)
+static bool can_migrate_task(const Kernel& k, const Rq& dst, const SchedDomain& sd, const Task* p,
+                             bool& hot) {
+  hot = false;
+  if (!p->allowed_on(dst.cpu)) return false;
+  hot = task_hot(k, sd, p);
+  return !hot || sd.nr_balance_failed > sd.cache_nice_tries;
 }
 
 // sched_balance_update_blocked_averages() of `rq`, run by `this_cpu`: decays the rq's PELT
@@ -72,8 +89,8 @@ int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq) {
 
 // sched_balance_rq() (load_balance()) of `rq` at one level, run by `this_cpu`, simplified to CPU
 // granularity: find the busiest runqueue in the span and pull half the difference (at least one
-// task when newly idle), skipping cache-hot tasks unless the pull is otherwise impossible.
-// Charges a remote read plus per-CPU stats work for every CPU visited and migrate_task_ns per
+// task), each task as can_migrate_task() allows: a cache-hot one only after enough failed
+// periodic balances, whether the balance is periodic or newly idle. Charges a remote read plus per-CPU stats work for every CPU visited and migrate_task_ns per
 // task moved. Returns tasks pulled. rd->overload is refreshed at the root level
 // (update_sd_lb_stats()).
 int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newly_idle,
@@ -90,10 +107,12 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
   }
   if (&sd == &rq.sd.back()) k.rd().overload = k.rd().nr_overloaded > 0;  // root level stats
   // No imbalance is "no busiest group" then "balanced" (the model has no groups: never nobusyq).
-  if (busiest < 0) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
+  // out_balanced: the failure count restarts.
+  if (busiest < 0) return sd.nr_balance_failed = 0, rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   Rq& b = k.rq(busiest);
   int diff = b.nr_running - rq.nr_running;
-  if (b.nr_running < 2 || diff < 2) return rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
+  if (b.nr_running < 2 || diff < 2)
+    return sd.nr_balance_failed = 0, rq.c.lb_nobusyg[st]++, rq.c.lb_balanced[st]++, 0;
   int want = std::max(1, diff / 2);
   rq.c.lb_imbalance_task[st] += want;  // migrate_task: the model balances task counts
   // detach_tasks() under the busiest rq's lock (migrate_task_ns per task moved stands for the
@@ -101,34 +120,39 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
   const int64_t at = k.cpu(this_cpu).queued_ns();
   cost += spin_lock(k, b.lock, LockClass::Rq, busiest, this_cpu, at + cost);
   int pulled = 0;
-  for (int pass = 0; pass < 2 && pulled < want; ++pass) {
-    for (size_t i = 0; i < b.cfs.size() && pulled < want && pulled < k.m.tunables.nr_migrate;) {
-      Task* p = b.cfs[i];
-      if (!p->allowed_on(rq.cpu) || (pass == 0 && task_hot(k, p))) {
-        ++i;
-        continue;
-      }
-      // detach_task() / attach_task(): keep the lag across runqueues.
-      int64_t V = avg_vruntime(b);
-      p->vlag = V - p->vruntime;
-      b.cfs.erase(b.cfs.begin() + i);
-      sub_nr_running(k, b, 1);
-      p->on_rq = false;
-      set_task_cpu(k, p, rq.cpu);
-      activate_task(k, rq, p);
-      cost += k.m.costs.migrate_task_ns;
-      wakeup_preempt(k, this_cpu, rq, p, cost);  // attach_task()
-      ++pulled;
-      rq.c.lb_hot_gained[st] += pass == 1 && task_hot(k, p);
+  for (size_t i = 0; i < b.cfs.size() && pulled < want && pulled < k.m.tunables.nr_migrate;) {
+    Task* p = b.cfs[i];
+    bool hot = false;
+    if (!can_migrate_task(k, rq, sd, p, hot)) {
+      rq.c.nr_failed_migrations_hot += hot;
+      ++i;
+      continue;
     }
-    if (!newly_idle) break;  // periodic balance respects cache hotness
+    // detach_task() / attach_task(): keep the lag across runqueues.
+    int64_t V = avg_vruntime(b);
+    p->vlag = V - p->vruntime;
+    b.cfs.erase(b.cfs.begin() + i);
+    sub_nr_running(k, b, 1);
+    p->on_rq = false;
+    set_task_cpu(k, p, rq.cpu);
+    activate_task(k, rq, p);
+    cost += k.m.costs.migrate_task_ns;
+    wakeup_preempt(k, this_cpu, rq, p, cost);  // attach_task()
+    ++pulled;
+    rq.c.lb_hot_gained[st] += hot;
+  }
+  if (pulled > 0) {
+    rq.c.lb_gained[st] += pulled;
+    sd.nr_balance_failed = 0;
+  } else {
+    rq.c.lb_failed[st]++;
+    if (!newly_idle) sd.nr_balance_failed++;  // newidle balance never raises it
   }
   spin_unlock(k, b.lock, at + cost);
   if (pulled > 0) {
     cost += spin_lock(k, rq.lock, LockClass::Rq, rq.cpu, this_cpu, at + cost);
     spin_unlock(k, rq.lock, at + cost);
   }
-  if (pulled > 0) rq.c.lb_gained[st] += pulled; else rq.c.lb_failed[st]++;
   return pulled;
 }
 

@@ -341,12 +341,15 @@ int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
 }
 
 // ttwu_queue_cond(): use the wake list when the target does not share our LLC, or shares it and
-// has nothing running (since v6.0).
+// has nothing running (TTWU_QUEUE_IDLE: since v6.0, f3dd3f674555 and 28156108fecb, Tianchen
+// Ding). Before v6.0 a same-LLC target's wake list was used only for a wakee still on_cpu there
+// (WF_ON_CPU, the wakelist call before select_task_rq()), which the model never has (the wakee's
+// CPU has finished switching out): every other same-LLC wakeup took the target's rq lock.
 bool ttwu_queue_cond(const Kernel& k, int this_cpu, int cpu) {
   if (!k.f.on(Feature::TTWU_QUEUE)) return false;
   if (cpu == this_cpu) return false;
   if (!k.topo.share_llc(cpu, this_cpu)) return true;
-  return k.rq(cpu).nr_running == 0;
+  return k.f.on(Feature::TTWU_QUEUE_IDLE) && k.rq(cpu).nr_running == 0;
 }
 
 // `offset`: the waker's cost so far; `at`: where that cost starts in the waker's chain.

@@ -157,6 +157,8 @@ enum CounterShow : unsigned {
           "switches away from a benchmark task that blocked or exited (its nvcsw)")               \
   COUNTER(workload_nivcsw, "count", 0,                                                           \
           "switches away from a benchmark task still runnable: preempted, yielded (its nivcsw)") \
+  COUNTER(nr_failed_migrations_hot, "count", 0,                                                 \
+          "can_migrate_task() left a cache-hot task in place (tasks' nr_failed_migrations_hot)") \
   ARRAY(lb_count, PerSdIdle, "count", 0, "sched_balance_rq() calls")                             \
   ARRAY(lb_balanced, PerSdIdle, "count", 0, "... that found the domain balanced")                \
   ARRAY(lb_failed, PerSdIdle, "count", 0, "... that found an imbalance and moved nothing")       \

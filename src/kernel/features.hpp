@@ -16,6 +16,9 @@ namespace schedlab::kernel {
 #define SCHEDLAB_FEATURES(FEATURE)                                                               \
   FEATURE(TTWU_QUEUE, true,                                                                      \
           "remote wakeups go through the target's wake list (call_single_queue)")                \
+  FEATURE(TTWU_QUEUE_IDLE, true,                                                                 \
+          "a same-LLC wakeup onto an idle CPU goes through its wake list (v6.0, f3dd3f674555); " \
+          "off: the v5.x rule, it takes the target's rq lock")                                   \
   FEATURE(SIS_UTIL, true,                                                                        \
           "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0)")             \
   FEATURE(SIS_PROP, false,                                                                       \

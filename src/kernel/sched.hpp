@@ -49,6 +49,8 @@ struct SchedDomain {
   int64_t max_newidle_lb_cost = 0;  // ns
   Time last_decay_max_lb_cost;
   bool is_llc = false;
+  int cache_nice_tries = 0;   // sd_init(): 0 at SMT, 2 at NUMA, 1 otherwise
+  int nr_balance_failed = 0;  // periodic balances in a row that found an imbalance, moved nothing
   const char* name() const { return sd_level_name(level); }
 };
 
@@ -292,7 +294,7 @@ int64_t sched_balance_softirq(Kernel& k, Rq& rq);  // SCHED_SOFTIRQ
 void update_idle_cpu_scan(Kernel& k, int llc);
 void update_rq_util(Kernel& k, Rq& rq);
 void update_avg_idle_on_wakeup(Kernel& k, Rq& rq);
-bool task_hot(const Kernel& k, const Task* p);
+bool task_hot(const Kernel& k, const SchedDomain& sd, const Task* p);
 void sched_balance_trigger(Kernel& k, Rq& rq, int64_t& cost);
 void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost);
 void nohz_balance_enter_idle(Kernel& k, Rq& rq);

@@ -61,6 +61,7 @@ void build_sched_domains(Kernel& k) {
       sd.max_interval_ms = 2 * w;
       sd.balance_interval_ms = w;
       sd.imbalance_pct = level == SdLevel::SMT ? kSdImbalancePctSmt : kSdImbalancePct;
+      sd.cache_nice_tries = level == SdLevel::SMT ? 0 : level == SdLevel::NUMA ? 2 : 1;
       // A machine that has been up a while: the CPUs of a domain are due for balancing at
       // evenly spread times rather than all at once (as they would be right after boot).
       int64_t pos = std::lower_bound(span.begin(), span.end(), cpu) - span.begin();

@@ -96,7 +96,10 @@ class Main : public Program {
         phase_ = 1;
         push([this](Api& k, Task&) { sh_->t0 = k.now(); });
         push(Action::compute(write_ns_));
-        for (Task* c : *children_) push(Action::wake(c, false));
+        // One write to the wake fd: pipe_write() wakes the pollers on the pipe's wait queue
+        // from its head, and poll_wait() (add_wait_queue(): list_add) put each at the head:
+        // the child that polled last, the last created, is woken first.
+        for (auto c = children_->rbegin(); c != children_->rend(); ++c) push(Action::wake(*c, false));
         return;
       case 1:
         if (sh_->remaining > 0) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <numeric>
 
 #include "workload/options.hpp"
@@ -20,11 +21,21 @@ namespace {
 struct Pair {
   Channel to_server, to_client;
   int64_t transactions = 0;  // completed by the client (counted until the end of the test)
+  sim::Time launched;        // the shell forked this netperf
+  sim::Time started;         // its test began: netserver's child answered the control request
 };
+
+// netlib.h: a control message (netperf_request_struct / netperf_response_struct) is two ints
+// and MAXSPECDATA (162) ints of test-specific data.
+constexpr int64_t kControlMsgBytes = 4 * (2 + 162);
 
 struct Shared {
   bool running = true, finished = false;
   sim::Time t0, t1;
+  // netserver's listen socket: control connections not yet accepted, in connect order.
+  Channel listen;
+  std::vector<Pair*> pending;
+  size_t accepted = 0;
 };
 
 class RrClient : public Program {
@@ -33,7 +44,22 @@ class RrClient : public Program {
       : p_(p), req_(req), resp_(resp), c_(c), sh_(sh) {}
 
  protected:
-  void step(Api& /*k*/, Task& self) override {
+  void step(Api& k, Task& self) override {
+    // establish_control(): connect to netserver and send the test request; the test starts
+    // when netserver's child answers it (the data connection's own setup is not charged).
+    if (phase_ == 0) {
+      if (!write(sh_->listen, kControlMsgBytes, c_, self)) return;
+      sh_->pending.push_back(p_);
+      phase_ = 1;
+      return;
+    }
+    if (phase_ == 1) {
+      if (!read(p_->to_client, c_, self)) return;
+      phase_ = 2;
+      push([this](Api& k, Task&) { p_->started = k.now(); });
+      return;
+    }
+    (void)k;
     if (!sent_) {
       if (write(p_->to_server, req_, c_, self)) sent_ = true;
       return;
@@ -51,6 +77,7 @@ class RrClient : public Program {
   int64_t req_, resp_;
   ChannelCosts c_;
   Shared* sh_;
+  int phase_ = 0;
   bool sent_ = false;
 };
 
@@ -60,6 +87,10 @@ class RrServer : public Program {
 
  protected:
   void step(Api& /*k*/, Task& self) override {
+    if (!answered_) {  // the response to the test request (recv_tcp_rr()), then the RR loop
+      if (write(p_->to_client, kControlMsgBytes, c_, self)) answered_ = true;
+      return;
+    }
     if (!have_) {
       if (read(p_->to_server, c_, self)) have_ = true;
       return;
@@ -71,7 +102,64 @@ class RrServer : public Program {
   Pair* p_;
   int64_t resp_;
   ChannelCosts c_;
+  bool answered_ = false;
   bool have_ = false;
+};
+
+// netserver's accept loop (accept_connection()): each control connection accepted in turn,
+// a child fork()ed for it (spawn_child()) that serves the test.
+class Netserver : public Program {
+ public:
+  Netserver(Shared* sh, int64_t resp, ChannelCosts c, int64_t fork_ns, int rcpu)
+      : sh_(sh), resp_(resp), c_(c), fork_ns_(fork_ns), rcpu_(rcpu) {}
+
+ protected:
+  void step(Api& /*k*/, Task& self) override {
+    if (!read(sh_->listen, c_, self)) return;
+    push(Action::compute(fork_ns_));
+    push([this](Api& k, Task& me) {
+      Pair* p = sh_->pending[sh_->accepted++];
+      kernel::TaskOptions so;
+      if (rcpu_ >= 0) so.cpus = {rcpu_};
+      so.fork_cpu = k.task_cpu(me);
+      so.start_blocked = true;  // then wake_up_new_task() from here, as rt-app's fork
+      then(Action::wake(k.create_task("netserver", std::make_unique<RrServer>(p, resp_, c_), so), false));
+    });
+  }
+
+ private:
+  Shared* sh_;
+  int64_t resp_;
+  ChannelCosts c_;
+  int64_t fork_ns_;
+  int rcpu_;
+};
+
+// The shell's loop that starts the instances (`for i in ...; do netperf ... & done`): one
+// fork() per instance, in order, on the shell's CPU (the exec is not charged).
+class Launcher : public Program {
+ public:
+  Launcher(std::vector<std::unique_ptr<Pair>>* pairs, std::function<Task*(Api&, Pair*, int)> start,
+           int64_t fork_ns)
+      : pairs_(pairs), start_(std::move(start)), fork_ns_(fork_ns) {}
+
+ protected:
+  void step(Api& /*k*/, Task& /*self*/) override {
+    if (next_ == pairs_->size()) return;  // nothing queued: the shell exits
+    Pair* p = (*pairs_)[next_].get();
+    push(Action::compute(fork_ns_));
+    push([this, p](Api& k, Task& me) {
+      p->launched = k.now();
+      then(Action::wake(start_(k, p, k.task_cpu(me)), false));
+    });
+    ++next_;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Pair>>* pairs_;
+  std::function<Task*(Api&, Pair*, int)> start_;
+  int64_t fork_ns_;
+  size_t next_ = 0;
 };
 
 // netperf's -r sizespec: "A" sets both, "A," only the request, ",B" only the response.
@@ -157,21 +245,21 @@ void Netperf::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts tcp{c.tcp_send_ns, c.tcp_recv_ns, c.tcp_copy_ns_per_kb};
   st_->sh.t0 = k.now();
-  for (int i = 0; i < o_.instances; ++i) {
-    auto p = std::make_unique<Pair>();
-    // netserver forks the server child; the shell forks netperf. Both start on CPU 0 and are
-    // placed by fork balancing unless -T binds them.
-    kernel::TaskOptions so;
-    if (o_.rcpu >= 0) so.cpus = {o_.rcpu};
-    so.fork_cpu = 0;
-    k.create_task("netserver", std::make_unique<RrServer>(p.get(), o_.resp, tcp), so);
+  for (int i = 0; i < o_.instances; ++i) st_->pairs.push_back(std::make_unique<Pair>());
+  // netserver (already running, asleep in accept()) and the shell start on CPU 0; the netperfs
+  // the shell forks and the children netserver forks are placed by fork balancing unless -T
+  // binds them.
+  kernel::TaskOptions no;
+  no.fork_cpu = 0;
+  k.create_task("netserver", std::make_unique<Netserver>(&st_->sh, o_.resp, tcp, c.fork_ns, o_.rcpu), no);
+  auto start = [this, tcp](Api& k, Pair* p, int cpu) {
     kernel::TaskOptions co;
     if (o_.lcpu >= 0) co.cpus = {o_.lcpu};
-    co.fork_cpu = 0;
-    k.create_task("netperf", std::make_unique<RrClient>(p.get(), o_.req, o_.resp, tcp, &st_->sh),
-                  co);
-    st_->pairs.push_back(std::move(p));
-  }
+    co.fork_cpu = cpu;
+    co.start_blocked = true;  // the Launcher wakes it (wake_up_new_task())
+    return k.create_task("netperf", std::make_unique<RrClient>(p, o_.req, o_.resp, tcp, &st_->sh), co);
+  };
+  k.create_task("sh", std::make_unique<Launcher>(&st_->pairs, start, c.fork_ns), no);
   Shared* sh = &st_->sh;
   k.after(sim::Time::sec(o_.seconds), [sh, &k] {
     sh->running = false;
@@ -185,12 +273,20 @@ bool Netperf::finished() const { return st_->sh.finished; }
 
 sim::Time Netperf::time_limit() const { return sim::Time::sec(o_.seconds + 1); }
 
+// Each netperf divides its transactions by its own test's elapsed time (from its start).
 std::vector<double> Netperf::rates() const {
   std::vector<double> r;
-  double secs = (st_->sh.t1 - st_->sh.t0).seconds();
-  for (const auto& p : st_->pairs)
+  for (const auto& p : st_->pairs) {
+    double secs = p->started == sim::Time() ? 0 : (st_->sh.t1 - p->started).seconds();
     r.push_back(secs > 0 ? static_cast<double>(p->transactions) / secs : 0);
+  }
   return r;
+}
+
+std::vector<std::pair<sim::Time, sim::Time>> Netperf::starts() const {
+  std::vector<std::pair<sim::Time, sim::Time>> t;
+  for (const auto& p : st_->pairs) t.emplace_back(p->launched, p->started);
+  return t;
 }
 
 std::string Netperf::report() const {

@@ -1,6 +1,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workload/workload.hpp"
@@ -30,6 +31,9 @@ class Netperf : public Workload {
   sim::Time time_limit() const override;
   // Transactions per second of each instance.
   std::vector<double> rates() const;
+  // Per instance, in launch order: when the shell forked it and when its test began (after
+  // netserver's child answered its control request); sim::Time() for not yet.
+  std::vector<std::pair<sim::Time, sim::Time>> starts() const;
 
  private:
   struct State;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "workload/options.hpp"
 #include "workload/program.hpp"
@@ -117,6 +118,8 @@ struct Shared {
 struct Conn {
   Channel to_server, to_client;
   int64_t op_start_ns = -1;  // op in progress (for the status line's latency)
+  sim::Time released;        // the parent's wakeup of the client (dbench's start barrier)
+  sim::Time started;         // the client's first step, after its release
 };
 
 class Client : public Program {
@@ -130,6 +133,7 @@ class Client : public Program {
     // once: a step must queue an action, as a step that queues nothing ends the task
     // (Program::next()). The loadfile has traffic lines, so this ends.
     while ((*sh_->lines)[idx_].req == 0) next_line();
+    if (c_->started == sim::Time()) c_->started = k.now();
     const Line& l = (*sh_->lines)[idx_];
     if (!sent_) {
       if (c_->op_start_ns < 0) c_->op_start_ns = k.now().count();
@@ -165,6 +169,38 @@ class Client : public Program {
   Shared* sh_;
   size_t idx_ = 0;
   bool sent_ = false;
+};
+
+// dbench 4.00's parent after the fork loop: every child set up its connection (nb_setup():
+// connect to tbench_srv, which forked a server child) and waits on the start barrier, a SysV
+// semaphore (semop() waiting for zero). One semop() releases them: the kernel wakes the waiters
+// in the order they queued, the fork order, one try_to_wake_up() after another on the
+// parent's CPU; then the parent starts its clock (tv_start). It sleeps in waitpid() after.
+class Parent : public Program {
+ public:
+  Parent(std::vector<Task*>* clients, std::vector<std::unique_ptr<Conn>>* conns,
+         std::function<void(Api&)> released)
+      : clients_(clients), conns_(conns), released_(std::move(released)) {}
+
+ protected:
+  void step(Api& /*k*/, Task& /*self*/) override {
+    if (done_) {
+      push(Action::block());
+      return;
+    }
+    done_ = true;
+    for (size_t i = 0; i < clients_->size(); ++i) {
+      push([this, i](Api& k, Task&) { (*conns_)[i]->released = k.now(); });
+      push(Action::wake((*clients_)[i], false));
+    }
+    push([this](Api& k, Task&) { released_(k); });
+  }
+
+ private:
+  std::vector<Task*>* clients_;
+  std::vector<std::unique_ptr<Conn>>* conns_;
+  std::function<void(Api&)> released_;
+  bool done_ = false;
 };
 
 class Server : public Program {
@@ -227,6 +263,7 @@ struct Tbench::State {
   Shared sh;
   std::vector<Line> lines;
   std::vector<std::unique_ptr<Conn>> conns;
+  std::vector<Task*> clients;  // in fork order
 };
 
 Tbench::Tbench(const TbenchOptions& o) : o_(o), st_(std::make_unique<State>()) {}
@@ -244,14 +281,33 @@ void Tbench::setup(Api& k) {
   // Client: read the 4-byte header, then the payload with MSG_WAITALL|MSG_TRUNC (discarded by
   // the kernel, not copied to user space).
   ChannelCosts cli_recv{c.tcp_send_ns, 2 * c.tcp_recv_ns, 0};
+  // The clients start asleep at the barrier, placed where fork balancing put them; their
+  // servers block in their first read. The fork loop and nb_setup() themselves are not run.
   for (int i = 0; i < o_.nprocs; ++i) {
     auto conn = std::make_unique<Conn>();
     kernel::TaskOptions to;
     to.fork_cpu = 0;
     k.create_task("tbench_srv", std::make_unique<Server>(conn.get(), send, srv_recv, &sh), to);
-    k.create_task("tbench", std::make_unique<Client>(conn.get(), send, cli_recv, &sh), to);
+    kernel::TaskOptions co = to;
+    co.start_blocked = true;
+    st_->clients.push_back(k.create_task("tbench", std::make_unique<Client>(conn.get(), send, cli_recv, &sh), co));
     st_->conns.push_back(std::move(conn));
   }
+  kernel::TaskOptions po;
+  po.fork_cpu = 0;
+  k.create_task("dbench", std::make_unique<Parent>(&st_->clients, &st_->conns, [this](Api& k) { schedule_status(k); }), po);
+}
+
+std::vector<std::pair<sim::Time, sim::Time>> Tbench::client_starts() const {
+  std::vector<std::pair<sim::Time, sim::Time>> t;
+  for (const auto& c : st_->conns) t.emplace_back(c->released, c->started);
+  return t;
+}
+
+// From the release on (tv_start): the parent's once-a-second status lines, the end of the
+// warm-up and of the run.
+void Tbench::schedule_status(Api& k) {
+  auto& sh = st_->sh;
   sh.t0 = k.now();
   int warmup = o_.warmup();
   int total = warmup + o_.timelimit;

@@ -1,6 +1,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workload/workload.hpp"
@@ -30,8 +31,12 @@ class Tbench : public Workload {
   std::vector<Metric> metrics() const override;
   sim::Time time_limit() const override;
   double throughput_mbs() const;
+  // Per client, in fork order: when the parent's wakeup released it from dbench 4.00's start
+  // barrier, and its first step after (sim::Time() for one not released or not run yet).
+  std::vector<std::pair<sim::Time, sim::Time>> client_starts() const;
 
  private:
+  void schedule_status(kernel::Api& k);
   struct State;
   TbenchOptions o_;
   std::unique_ptr<State> st_;

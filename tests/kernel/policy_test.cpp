@@ -7,6 +7,7 @@
 #include "../common/behaviors.hpp"
 #include "../common/fixture.hpp"
 #include "kernel/kernel.hpp"
+#include "kernel/schedstat.hpp"
 
 using namespace schedlab;
 using namespace schedlab::fixture;
@@ -353,18 +354,38 @@ TEST(Policy, MenuSelectsByThePredictedIdleTime) {
 // --- load balancing ------------------------------------------------------------------------------
 
 TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
-  // All tasks just ran (task_hot()): periodic balance pulls none, newly idle pulls anyway.
+  // All tasks just ran (task_hot(): within migration_cost). can_migrate_task() leaves them in
+  // place, periodic or newly idle, until the MC domain has failed more than cache_nice_tries (1)
+  // periodic balances in a row; newidle balance never raises nr_balance_failed.
   Hand h(flat4());
   auto ts = h.busy(1, 3);  // 4 tasks on CPU 1
+  for (Task* t : ts) t->nr_switches_in = 1;  // they ran (a task that never ran is cold)
   int64_t cost = 0;
   kernel::SchedDomain& sd = h.rq(0).sd.front();
+  const kernel::CpuCounters& hc = h.rq(0).c;
+  const int nidle = kernel::sd_idle_index(sd, kernel::CpuIdleType::NewlyIdle);
+  const int idle = kernel::sd_idle_index(sd, kernel::CpuIdleType::Idle);  // CPU 0 idles
+  ASSERT_EQ(sd.cache_nice_tries, 1);
   EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, false, cost), 0);
-  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 2);  // (4 - 0) / 2
+  EXPECT_EQ(sd.nr_balance_failed, 1);
+  EXPECT_EQ(hc.nr_failed_migrations_hot, 3);  // the 3 queued tasks (curr is not in the tree)
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 0);
+  EXPECT_EQ(sd.nr_balance_failed, 1);  // newidle failures do not count
+  EXPECT_EQ(hc.lb_failed[nidle], 3);
+  EXPECT_EQ(hc.nr_failed_migrations_hot, 12);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, false, cost), 0);  // 1 > 1: no
+  EXPECT_EQ(sd.nr_balance_failed, 2);
+  EXPECT_EQ(hc.lb_failed[idle], 2);
+  // 2 > cache_nice_tries: hot tasks move, (4 - 0) / 2 of them, and the count restarts.
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, false, cost), 2);
+  EXPECT_EQ(hc.lb_hot_gained[idle], 2);
+  EXPECT_EQ(sd.nr_balance_failed, 0);
   EXPECT_EQ(h.rq(0).nr_running, 2);
   EXPECT_EQ(h.rq(1).nr_running, 2);
   EXPECT_EQ(h.rq(0).c.migrations, 2);
-  // Balanced (2 and 2): nothing.
+  // Balanced (2 and 2): nothing, and nr_balance_failed stays 0.
   EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), sd, true, cost), 0);
+  EXPECT_EQ(sd.nr_balance_failed, 0);
   // Cold tasks (migration_cost 0) move on a periodic balance, but only where allowed.
   auto m = flat4();
   m.tunables.migration_cost_ns = 0;
@@ -378,6 +399,40 @@ TEST(Policy, LoadBalancePullsHalfTheImbalanceAndRespectsCacheHotness) {
   EXPECT_EQ(cs[1]->cpu, 1);  // the pinned one stayed
   EXPECT_EQ(cs[2]->cpu, 0);
   EXPECT_EQ(cs[3]->cpu, 0);
+}
+
+TEST(Policy, TaskHotAndCacheNiceTriesPerLevel) {
+  // SMT siblings share the cache: task_hot() is false at the SMT level, so newidle balance there
+  // pulls a task that just ran; the MC level leaves it. sd_init(): cache_nice_tries 0 at SMT,
+  // 1 at MC and PKG, 2 at NUMA.
+  Hand h(smt8());
+  for (Task* t : h.busy(4, 2)) t->nr_switches_in = 1;  // CPU 4 is CPU 0's sibling
+  int64_t cost = 0;
+  kernel::SchedDomain& smt = h.rq(0).sd.front();
+  kernel::SchedDomain& mc = h.rq(0).sd.back();
+  ASSERT_EQ(smt.level, kernel::SdLevel::SMT);
+  ASSERT_EQ(mc.level, kernel::SdLevel::MC);
+  EXPECT_EQ(smt.cache_nice_tries, 0);
+  EXPECT_EQ(mc.cache_nice_tries, 1);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), mc, true, cost), 0);
+  EXPECT_EQ(h.rq(0).c.nr_failed_migrations_hot, 2);
+  EXPECT_EQ(kernel::sched_balance_rq(*h.k, 0, h.rq(0), smt, true, cost), 1);
+  EXPECT_EQ(h.rq(0).c.lb_hot_gained[kernel::sd_idle_index(smt, kernel::CpuIdleType::NewlyIdle)], 0);
+  Hand n(test_machine(2, 2, 1, 2));
+  EXPECT_EQ(n.rq(0).sd.back().level, kernel::SdLevel::NUMA);
+  EXPECT_EQ(n.rq(0).sd.back().cache_nice_tries, 2);
+  // A task that last ran migration_cost ago is cold: newidle balance takes it at once.
+  Hand w(flat4());
+  auto ts = w.busy(1, 1);
+  ts[1]->nr_switches_in = 1;
+  ts[1]->exec_start = w.k->now() - Time::ns(w.k->m.tunables.migration_cost_ns);
+  EXPECT_EQ(kernel::sched_balance_rq(*w.k, 0, w.rq(0), w.rq(0).sd.front(), true, cost), 1);
+  EXPECT_EQ(ts[1]->cpu, 0);
+  // One that never ran is cold too (exec_start 0 from __sched_fork()).
+  Hand f(flat4());
+  auto fs = f.busy(1, 1);
+  EXPECT_EQ(kernel::sched_balance_rq(*f.k, 0, f.rq(0), f.rq(0).sd.front(), true, cost), 1);
+  EXPECT_EQ(f.rq(0).c.lb_hot_gained[kernel::sd_idle_index(f.rq(0).sd.front(), kernel::CpuIdleType::NewlyIdle)], 0);
 }
 
 TEST(Policy, NewidleBalanceGates) {

@@ -89,3 +89,21 @@ TEST(Netperf, Deterministic) {
   auto b = run_workload(fixture::test_machine(), {"netperf", "-t", "TCP_RR", "-l", "1", "--instances=3"}, "", 7);
   EXPECT_EQ(a.w->report(), b.w->report());
 }
+
+// The shell starts the netperfs one fork() after another; each test begins once netserver has
+// accepted its control connection and fork()ed the child that answers it. Instance k is
+// launched fork_ns after instance k-1, and no test begins before its launch plus netserver's
+// fork.
+TEST(Netperf, InstancesStartInLaunchOrderAtTheForkPace) {
+  auto m = fixture::test_machine(1, 4, 2, 4);  // 8 CPUs
+  auto r = run_workload(m, {"netperf", "-t", "TCP_RR", "-l", "1", "--instances=5"});
+  ASSERT_TRUE(r.w->finished());
+  auto s = dynamic_cast<const workload::Netperf&>(*r.w).starts();
+  ASSERT_EQ(s.size(), 5u);
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_GE(s[i].first.count(), static_cast<int64_t>(i + 1) * m.costs.fork_ns) << i;
+    EXPECT_GE((s[i].second - s[i].first).count(), m.costs.fork_ns) << i;  // netserver's fork
+    if (i > 0) EXPECT_GE((s[i].first - s[i - 1].first).count(), m.costs.fork_ns) << i;
+  }
+  for (double rate : dynamic_cast<const workload::Netperf&>(*r.w).rates()) EXPECT_GT(rate, 0);
+}

@@ -174,3 +174,20 @@ TEST(TbenchLong, TinyFourSixHundredSecondsSteadyPerInterval) {
   EXPECT_NEAR(st.back().mbs, st.front().mbs, 0.03 * st.front().mbs) << rep;
   EXPECT_NEAR(metric(*r.w, "throughput"), st.front().mbs, 0.03 * st.front().mbs) << rep;
 }
+
+// dbench 4.00 releases its clients from the start barrier in fork order, one wakeup after
+// another by the parent: client k is released after client k-1 and runs only after its release.
+TEST(Tbench, ClientsStartInForkOrderAfterTheRelease) {
+  auto m = fixture::test_machine(1, 4, 2, 4);  // 8 CPUs, more than the clients
+  auto r = run_workload(m, {"tbench", "-t", "1", "6"});
+  ASSERT_TRUE(r.w->finished());
+  auto starts = dynamic_cast<const workload::Tbench&>(*r.w).client_starts();
+  ASSERT_EQ(starts.size(), 6u);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    EXPECT_GT(starts[i].first, sim::Time()) << i;          // released after the parent ran
+    EXPECT_GT(starts[i].second, starts[i].first) << i;     // ran only after its release
+    if (i > 0) EXPECT_GT(starts[i].first, starts[i - 1].first) << i;  // fork order, one at a time
+  }
+  // Each wakeup costs the parent at least try_to_wake_up() (ttwu_ns): the pace is the kernel's.
+  EXPECT_GE((starts[5].first - starts[0].first).count(), 5 * m.costs.ttwu_ns);
+}
