@@ -24,55 +24,9 @@ EventQueue::EventQueue()
     : wheel_(kSlots), wheel_bits_(kWords, 0), wheel_words_((kWords + 63) / 64, 0) {}
 EventQueue::~EventQueue() = default;
 
-void EventQueue::schedule(Event& e, Time t) {
+void EventQueue::schedule_error(Time t) const {
   if (t < now_) throw std::logic_error("event scheduled in the past");
-  if (e.scheduled_) throw std::logic_error("event scheduled twice");
-  e.when_ = t;
-  e.seq_ = seq_++;
-  e.scheduled_ = true;
-  if ((t - now_).count() < kSlots)
-    link(e);
-  else
-    far_push(Entry{key(t, e.seq_), &e});
-}
-
-// Appends e to its slot: every event there is due at the same time and was scheduled earlier.
-void EventQueue::link(Event& e) {
-  const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
-  Slot& s = wheel_[b];
-  e.next_ = nullptr;
-  e.prev_ = s.tail;
-  if (s.tail) {
-    s.tail->next_ = &e;
-  } else {
-    s.head = &e;
-    wheel_bits_[b >> 6] |= 1ULL << (b & 63);
-    wheel_words_[b >> 12] |= 1ULL << ((b >> 6) & 63);
-  }
-  s.tail = &e;
-  e.in_wheel_ = true;
-  ++wheel_count_;
-}
-
-void EventQueue::unlink(Event& e) {
-  const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
-  Slot& s = wheel_[b];
-  if (e.prev_)
-    e.prev_->next_ = e.next_;
-  else
-    s.head = e.next_;
-  if (e.next_)
-    e.next_->prev_ = e.prev_;
-  else
-    s.tail = e.prev_;
-  if (!s.head) {
-    uint64_t& w = wheel_bits_[b >> 6];
-    w &= ~(1ULL << (b & 63));
-    if (!w) wheel_words_[b >> 12] &= ~(1ULL << ((b >> 6) & 63));
-  }
-  e.prev_ = e.next_ = nullptr;
-  e.in_wheel_ = false;
-  --wheel_count_;
+  throw std::logic_error("event scheduled twice");
 }
 
 size_t EventQueue::first_word(size_t lo, size_t hi) const {
@@ -178,13 +132,25 @@ void EventQueue::run(Time until) {
   stopped_ = false;
   while (!stopped_) {
     Event* w = wheel_first();
-    Event* f = far_first();
+    Event* f = far_.empty() ? nullptr : far_first();
     Event* e = w && (!f || before(*w, *f)) ? w : f;
     if (!e || e->when_ > until) break;
-    if (e == w)
-      unlink(*e);
-    else
+    if (e == w) {
+      // The head of its slot: no previous event in the list.
+      Slot& s = wheel_[static_cast<size_t>(e->when_.count() & (kSlots - 1))];
+      s.head = e->next_;
+      if (e->next_)
+        e->next_->prev_ = nullptr;
+      else {
+        s.tail = nullptr;
+        clear_bit(static_cast<size_t>(e->when_.count() & (kSlots - 1)));
+      }
+      e->next_ = nullptr;
+      e->in_wheel_ = false;
+      --wheel_count_;
+    } else {
       far_pop();
+    }
     now_ = e->when_;
     e->scheduled_ = false;
     ++events_run_;

@@ -67,7 +67,18 @@ class EventQueue {
 
   // --- owned events ---
   // Schedules e at absolute time t (t >= now()); e must not be scheduled already.
-  void schedule(Event& e, Time t);
+  // (Inline: it and deschedule() run a few times per event.)
+  void schedule(Event& e, Time t) {
+    if (t < now_ || e.scheduled_) [[unlikely]]
+      schedule_error(t);
+    e.when_ = t;
+    e.seq_ = seq_++;
+    e.scheduled_ = true;
+    if ((t - now_).count() < kSlots)
+      link(e);
+    else
+      far_push(Entry{key(t, e.seq_), &e});
+  }
   // Cancels e if it is scheduled, then schedules it at t.
   void reschedule(Event& e, Time t) {
     deschedule(e);
@@ -103,8 +114,45 @@ class EventQueue {
   static bool before(const Event& a, const Event& b) {
     return a.when_ < b.when_ || (a.when_ == b.when_ && a.seq_ < b.seq_);
   }
-  void link(Event& e);
-  void unlink(Event& e);
+  [[noreturn]] void schedule_error(Time t) const;
+  // Appends e to its slot: every event there is due at the same time and was scheduled earlier.
+  void link(Event& e) {
+    const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
+    Slot& s = wheel_[b];
+    e.next_ = nullptr;
+    e.prev_ = s.tail;
+    if (s.tail) {
+      s.tail->next_ = &e;
+    } else {
+      s.head = &e;
+      wheel_bits_[b >> 6] |= 1ULL << (b & 63);
+      wheel_words_[b >> 12] |= 1ULL << ((b >> 6) & 63);
+    }
+    s.tail = &e;
+    e.in_wheel_ = true;
+    ++wheel_count_;
+  }
+  void unlink(Event& e) {
+    const size_t b = static_cast<size_t>(e.when_.count() & (kSlots - 1));
+    Slot& s = wheel_[b];
+    if (e.prev_)
+      e.prev_->next_ = e.next_;
+    else
+      s.head = e.next_;
+    if (e.next_)
+      e.next_->prev_ = e.prev_;
+    else
+      s.tail = e.prev_;
+    if (!s.head) clear_bit(b);
+    e.prev_ = e.next_ = nullptr;
+    e.in_wheel_ = false;
+    --wheel_count_;
+  }
+  void clear_bit(size_t b) {
+    uint64_t& w = wheel_bits_[b >> 6];
+    w &= ~(1ULL << (b & 63));
+    if (!w) wheel_words_[b >> 12] &= ~(1ULL << ((b >> 6) & 63));
+  }
   Event* wheel_first() const;  // the earliest event in the wheel (null if empty)
   size_t first_word(size_t lo, size_t hi) const;  // first non-empty bitmap word in [lo, hi)
 

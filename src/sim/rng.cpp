@@ -10,7 +10,6 @@ uint64_t splitmix(uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 uint64_t fnv1a(std::string_view s) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) { h ^= c; h *= 1099511628211ULL; }
@@ -30,18 +29,6 @@ Rng Rng::split(uint64_t key) const {
   return Rng(splitmix(x));
 }
 
-uint64_t Rng::next() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
 uint64_t Rng::below(uint64_t n) {
   // Lemire's multiply-shift with rejection for exact uniformity.
   unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
@@ -58,6 +45,10 @@ uint64_t Rng::below(uint64_t n) {
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
-double Rng::normal() { return boost::random::normal_distribution<double>()(*this); }
+// Boost's ziggurat (normal_distribution<double>); normal() in the header takes the draws whose
+// first value lands inside a layer itself, bit for bit as this would.
+const double* const Rng::kNormalX = boost::random::detail::normal_table<double>::table_x;
+
+double Rng::normal_slow() { return boost::random::normal_distribution<double>()(*this); }
 
 }  // namespace schedlab::sim
