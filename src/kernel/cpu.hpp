@@ -225,7 +225,6 @@ class Cpu {
   void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();
-  bool sibling_polls() const;
   void note_beside_poll();  // opens or closes this CPU's smt_beside_poll_ns interval
 
   Kernel* k_ = nullptr;
@@ -263,10 +262,12 @@ class Cpu {
 struct CpuState {
   std::unique_ptr<Cpu[]> cpus;
   std::vector<int> core_busy;
+  std::vector<int> core_polls;  // threads of the core in a polling wait (Cpu::polling_wait())
 };
 
 inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
 inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }
 inline int& Kernel::core_busy(int core) { return cpus_->core_busy[core]; }
+inline int& Kernel::core_polls(int core) { return cpus_->core_polls[core]; }
 
 }  // namespace schedlab::kernel

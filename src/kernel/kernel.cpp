@@ -76,6 +76,7 @@ void Kernel::boot_state() {
   cpuidle_->menu.resize(n);
   tick_->cpus.resize(n);
   cpus_->core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
+  cpus_->core_polls.assign(topo.nr_cores(), 0);
   nohz_->idle_cpus_mask.assign((n + 63) / 64, 0);
   softirq_->cpus.resize(n);
   sched_->nr_assigned.assign(n, 0);
