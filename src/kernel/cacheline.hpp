@@ -23,7 +23,8 @@ static_assert(static_cast<int>(LineClass::IdleCpumask) + 1 == kNumLineClasses);
 
 struct CacheLine {
   int writer = 0;                 // the CPU that wrote the line last (at boot: its home CPU)
-  Time free_at;                   // when the last transfer of the line completes
+  Time busy_from;                 // the last transfer of the line: [busy_from, free_at)
+  Time free_at;
   bool shared = false;            // some CPU besides the writer read it since the write
   std::vector<uint64_t> sharers;  // CPUs holding a copy since the last write (the writer too)
 
