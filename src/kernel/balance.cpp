@@ -305,7 +305,12 @@ void sched_balance_domains(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
         sd.balance_interval_ms = sd.min_interval_ms;
       else
         sd.balance_interval_ms = std::min(sd.balance_interval_ms * 2, sd.max_interval_ms);
-      if (sd.is_llc && k.f.on(Feature::SIS_UTIL)) update_idle_cpu_scan(k, rq.llc);
+      if (sd.is_llc && k.f.on(Feature::SIS_UTIL)) {
+        SchedDomainShared& sds = k.llc_shared(rq.llc);
+        const int before = sds.nr_idle_scan;
+        update_idle_cpu_scan(k, rq.llc);
+        if (sds.nr_idle_scan != before) line_write(sds.line, this_cpu);  // WRITE_ONCE on a change
+      }
       sd.last_balance = k.now();
       due = sd.last_balance + Time::ms(sd.balance_interval_ms * (idle ? 1 : kBusyFactor));
     }
@@ -355,6 +360,7 @@ void nohz_balance_enter_idle(Kernel& k, Rq& rq) {
     if (!rq.sd_nohz_idle) {  // set_cpu_sd_state_idle()
       rq.sd_nohz_idle = true;
       k.llc_shared(rq.llc).nr_busy_cpus--;
+      line_write(k.llc_shared(rq.llc).line, rq.cpu);
     }
     k.nohz().needs_update = true;
   }
@@ -370,6 +376,7 @@ void nohz_balance_exit_idle(Kernel& k, Rq& rq) {
   if (rq.sd_nohz_idle) {  // set_cpu_sd_state_busy()
     rq.sd_nohz_idle = false;
     k.llc_shared(rq.llc).nr_busy_cpus++;
+    line_write(k.llc_shared(rq.llc).line, rq.cpu);
   }
 }
 

@@ -120,7 +120,8 @@ class Kernel {
   // cpu.hpp
   Cpu& cpu(int cpu);
   const Cpu& cpu(int cpu) const;
-  int& core_busy(int core);  // threads of the core not in an idle state (SMT co-run speed)
+  int& core_busy(int core);  // threads of the core not halted in an idle state (SMT co-run speed)
+  int& core_polls(int core);  // threads of the core in a polling wait (smt_beside_poll_ns)
   // cpuidle.hpp
   CpuidleState& cpuidle();
   CpuidleDevice& cpuidle(int cpu);

@@ -148,7 +148,7 @@ class Change {
     return {.value = cpu};
   }
   // select_idle_cpu()'s candidate set: false leaves `cpu` out of the scan (before it counts
-  // against the scan depth). No work.
+  // against the scan depth). cost_ns: added to the scan's cost (a read of the change's state).
   virtual HookResult<bool> on_select_idle_cpu_candidate(Rq& /*this_rq*/, int /*cpu*/,
                                                         bool candidate) {
     return {.value = candidate};

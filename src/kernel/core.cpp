@@ -20,6 +20,7 @@ bool idle_cpu(const Kernel& k, int cpu) {
 static void change_nr_running(Kernel& k, Rq& rq, int delta) {
   bool was = rq.nr_running >= 2;
   rq.nr_running += delta;
+  line_write(rq.line, rq.cpu);  // a remote enqueue too is counted as the rq's own CPU's write
   bool is = rq.nr_running >= 2;
   if (was != is) k.rd().nr_overloaded += is ? 1 : -1;
   if (is && !k.rd().overload) {  // set_rd_overloaded()
@@ -137,6 +138,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
       k.sink->sched_switch(k.now(), rq.cpu, k.info(prev), ps, k.info(next));
     }
   }
+  if (rq.curr != next) line_write(rq.line, rq.cpu);  // RCU_INIT_POINTER(rq->curr, next)
   rq.curr = next;
   spin_unlock(k, rq.lock, cpu.queued_ns());
   cpu.run_steps(Continuation::finish_task_switch(prev, next));
@@ -360,6 +362,7 @@ int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset, in
     k.rq(this_cpu).c.ttwu_wakelist++;
     bool first = t.wake_list.empty() && t.call_queue.empty();
     t.ttwu_pending = true;
+    line_write(t.line, this_cpu);
     t.wake_list.push_back(p);
     int64_t c = k.remote_read(this_cpu, cpu);
     if (first) c += send_call_function_single_ipi(k, this_cpu, cpu, offset + c);

@@ -24,6 +24,10 @@ using PerPath = std::array<int64_t, kNumKernelPaths>;
 using PerIpi = std::array<int64_t, kNumIpiKinds>;
 using PerIdleState = std::vector<int64_t>;
 inline constexpr const char* kIpiKindKeys[kNumIpiKinds] = {"reschedule", "call_function_single"};
+// The shared cache lines' classes (cacheline.hpp: LineClass).
+inline constexpr int kNumLineClasses = 3;
+using PerLine = std::array<int64_t, kNumLineClasses>;
+inline constexpr const char* kLineClassKeys[kNumLineClasses] = {"rq", "llc_shared", "idle_cpumask"};
 // schedstat's per-domain counters (kernel/sched/stats.c, version 17): one value per domain level
 // (SdLevel: SMT, MC, PKG, NUMA) or per level and idle type (enum cpu_idle_type: busy, idle,
 // newly idle), at [level * kNumIdleTypes + type].
@@ -107,6 +111,15 @@ enum CounterShow : unsigned {
   COUNTER(select_idle_cpu_scan_ns, "ns", kJson, "time select_idle_cpu() spent scanning")         \
   DERIVED(avg_scan_cost_ns, "ns", kJson | kAb | kLower, "scan time per select_idle_cpu()",                \
           ratio(c.select_idle_cpu_scan_ns, c.select_idle_cpu_calls))                             \
+  ARRAY(line_transfers, PerLine, "count", kJson | kAb | kLower,                                  \
+        "shared cache lines this CPU read after another CPU wrote them (cacheline.hpp), by class") \
+  ARRAY(line_transfer_ns, PerLine, "ns", kJson,                                                  \
+        "... their time: the transfer for the writer's distance, waits included")                \
+  ARRAY(line_waits, PerLine, "count", kJson,                                                     \
+        "... that waited behind another transfer of the same line (concurrent readers)")         \
+  ARRAY(line_wait_ns, PerLine, "ns", kJson, "... the time they waited")                          \
+  COUNTER(smt_beside_poll_ns, "ns", kJson | kAb,                                                 \
+          "task time beside a polling SMT sibling (POLL, idle=poll, IDLE_SPIN, csd_lock_wait)")   \
   COUNTER(newidle_balance_calls, "count", kJson | kSummary, "sched_balance_newidle() calls")      \
   COUNTER(newidle_balance_skipped, "count", kJson,                                               \
           "... gated out (a wakeup pending, no overload, avg_idle below the cost)")              \
@@ -213,8 +226,11 @@ inline const char* array_key(const PerPath&, int i) {
 inline const char* array_key(const PerIpi&, int i) { return kIpiKindKeys[i]; }
 inline const char* array_key(const PerSd&, int i) { return kSdLevelKeys[i]; }
 inline const char* array_key(const PerSdIdle&, int i) { return kSdIdleKeys[i]; }
+inline const char* array_key(const PerLine&, int i) { return kLineClassKeys[i]; }
 static_assert(kNumKernelPaths != kNumIpiKinds && kNumKernelPaths != kNumSdLevels &&
-                  kNumKernelPaths != kNumSdLevels * kNumIdleTypes && kNumIpiKinds != kNumSdLevels,
+                  kNumKernelPaths != kNumSdLevels * kNumIdleTypes && kNumIpiKinds != kNumSdLevels &&
+                  kNumLineClasses != kNumKernelPaths && kNumLineClasses != kNumIpiKinds &&
+                  kNumLineClasses != kNumSdLevels && kNumLineClasses != kNumSdLevels * kNumIdleTypes,
               "the array counters' storage types must differ (array_key overloads on them)");
 
 }  // namespace schedlab::kernel

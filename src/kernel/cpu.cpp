@@ -90,14 +90,41 @@ void Cpu::refresh_sibling_speed() {
   }
 }
 
+// A thread in the POLL state (or idle=poll) spins on PAUSE: it keeps its share of the core's
+// statically partitioned resources, so it counts in core_busy as a busy thread does; a thread
+// halted in HLT / MWAIT / WFI gives them back (docs/model.md "SMT").
 void Cpu::set_mode(Mode m) {
-  bool was_busy = mode_ != Mode::Idle;
   mode_ = m;
-  bool busy = m != Mode::Idle;
-  if (was_busy != busy) {
-    k_->core_busy(core_) += busy ? 1 : -1;
+  bool active = true;
+  bool polls = false;
+  if (m == Mode::Idle)
+    active = polls = k_->cpuidle(cpu_).polls_with_irqs_on;
+  else if (m != Mode::Kernel)
+    polls = m == Mode::Spin || rq_->curr->waiting_csd;
+  if (active != active_) {
+    active_ = active;
+    k_->core_busy(core_) += active ? 1 : -1;
     refresh_sibling_speed();
   }
+  if (polls != polls_) {
+    polls_ = polls;
+    k_->core_polls(core_) += polls ? 1 : -1;
+    if (k_->topo.threads_per_core() > 1) {
+      for (int s : k_->topo.smt_mask(cpu_))
+        if (s != cpu_) k_->cpu(s).note_beside_poll();
+    }
+  }
+}
+
+// smt_beside_poll_ns: the time a task segment of this CPU ran while a sibling polled.
+void Cpu::note_beside_poll() {
+  const bool beside = segment_end_.scheduled() && k_->core_polls(core_) > (polls_ ? 1 : 0);
+  if (beside == beside_poll_) return;
+  if (beside)
+    beside_start_ = k_->now();
+  else
+    rq_->c.smt_beside_poll_ns += (k_->now() - beside_start_).count();
+  beside_poll_ = beside;
 }
 
 // --- kernel chains --------------------------------------------------------------------------
@@ -258,6 +285,7 @@ void Cpu::start_task_segment() {
                     ? p->work_left
                     : static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / speed_));
   k_->ev.schedule(segment_end_, k_->now() + Time::ns(dur));
+  if (k_->core_polls(core_) > 0) note_beside_poll();
 }
 
 void Cpu::pause_task_segment() {
@@ -268,10 +296,12 @@ void Cpu::pause_task_segment() {
     int64_t done = static_cast<int64_t>(std::floor(elapsed * speed_));
     p->work_left = std::max<int64_t>(0, p->work_left - done);
     k_->ev.deschedule(segment_end_);
+    if (beside_poll_) note_beside_poll();
   }
 }
 
 void Cpu::task_segment_done() {
+  if (beside_poll_) note_beside_poll();
   Task* p = rq_->curr;
   p->work_left = 0;
   p->in_compute = false;

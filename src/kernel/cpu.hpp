@@ -196,6 +196,10 @@ class Cpu {
   // return_to_task().
   void spin_wait_done();
   bool spin_waiting() const { return mode_ == Mode::Spin; }
+  // Busy-waiting without work of its own: the POLL state or idle=poll, a change's spin
+  // (Mode::Spin), csd_lock_wait(). Such a thread keeps its share of the core's partitioned
+  // resources, as a busy one does; only a halted one (HLT, MWAIT, WFI) gives it back.
+  bool polling_wait() const { return polls_; }
   bool in_kernel() const { return mode_ == Mode::Kernel; }  // in a kernel chain or an interrupt
   void deliver_irq(const Irq& irq);
   void process_pending_irqs(Continuation then);
@@ -225,6 +229,7 @@ class Cpu {
   void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();
+  void note_beside_poll();  // opens or closes this CPU's smt_beside_poll_ns interval
 
   Kernel* k_ = nullptr;
   Rq* rq_ = nullptr;
@@ -237,6 +242,10 @@ class Cpu {
   Time bucket_start_;
   Time seg_start_;
   double speed_ = 1.0;  // SMT co-run throughput factor of the task segment
+  bool active_ = true;  // counted in core_busy: not halted in an idle state (all boot in kernel)
+  bool polls_ = false;  // polling_wait()
+  bool beside_poll_ = false;  // a task segment runs beside a polling sibling, since beside_start_
+  Time beside_start_;
   std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
   size_t head_ = 0;
   size_t inserting_at_ = SIZE_MAX;  // the mark of steps being pushed to run before the rest
@@ -253,15 +262,17 @@ class Cpu {
   CpuEvent polling_wake;
 };
 
-// The CPUs' execution engines, and for each core how many of its threads are not in an idle
-// state (SMT co-run speed; cpu.cpp).
+// The CPUs' execution engines, and for each core how many of its threads are not halted in an
+// idle state: busy, or polling (SMT co-run speed; cpu.cpp).
 struct CpuState {
   std::unique_ptr<Cpu[]> cpus;
   std::vector<int> core_busy;
+  std::vector<int> core_polls;  // threads of the core in a polling wait (Cpu::polling_wait())
 };
 
 inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
 inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }
 inline int& Kernel::core_busy(int core) { return cpus_->core_busy[core]; }
+inline int& Kernel::core_polls(int core) { return cpus_->core_polls[core]; }
 
 }  // namespace schedlab::kernel

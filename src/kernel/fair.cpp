@@ -15,6 +15,15 @@ constexpr int64_t kNice0Load = 1024;           // NICE_0_LOAD
 constexpr int kSisPropMinScan = 4;             // SIS_PROP floor
 constexpr int kNumaImbalanceDiv = 4;           // imb_numa_nr: 25 % of the node's CPUs
 constexpr int64_t kAvgScanCostEwmaDiv = 8;     // sd->avg_scan_cost: update_avg()'s 1/8 EWMA
+
+// The wakeup path's reads of shared lines (cacheline.hpp), `offset` ns into the caller's work:
+// `cpu`'s rq line (what idle_cpu() and the nr_running tests read), and the LLC's sd_llc_shared.
+int64_t read_rq_line(Kernel& k, int this_cpu, int cpu, int64_t offset) {
+  return line_read(k, k.rq(cpu).line, LineClass::Rq, this_cpu, k.now() + Time::ns(offset));
+}
+int64_t read_llc_shared(Kernel& k, SchedDomainShared& sds, int this_cpu, int64_t offset) {
+  return line_read(k, sds.line, LineClass::LlcShared, this_cpu, k.now() + Time::ns(offset));
+}
 }  // namespace
 
 // --- EEVDF ----------------------------------------------------------------------------------
@@ -185,7 +194,7 @@ bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
 // the imbalance_pct of prev's top domain; the kernel uses the lowest domain spanning both CPUs
 // (110 instead of 117 for SMT siblings: not modeled yet).
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
-  cost += k.remote_read(this_cpu, prev_cpu);
+  cost += read_rq_line(k, this_cpu, prev_cpu, cost);
   int target = -1;
   if (k.f.on(Feature::WA_IDLE)) {
     bool share = k.topo.share_llc(this_cpu, prev_cpu);
@@ -250,24 +259,24 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
 // shortcut.
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
   const CpuTopology& topo = k.topo;
-  cost += k.remote_read(this_cpu, target);
+  cost += read_rq_line(k, this_cpu, target, cost);
   if (available_idle_cpu(k, target) && p->allowed_on(target)) return target;
   bool prev_share = topo.share_llc(prev, target);
   if (prev != target && prev_share) {
-    cost += k.remote_read(this_cpu, prev);
+    cost += read_rq_line(k, this_cpu, prev, cost);
     if (available_idle_cpu(k, prev) && p->allowed_on(prev)) return prev;
   }
   int recent = p->recent_used_cpu;
   p->recent_used_cpu = prev;
   if (recent >= 0 && recent != prev && recent != target && topo.share_llc(recent, target) &&
       p->allowed_on(recent)) {
-    cost += k.remote_read(this_cpu, recent);
+    cost += read_rq_line(k, this_cpu, recent, cost);
     if (available_idle_cpu(k, recent)) return recent;
   }
   SchedDomainShared& sds = k.llc_shared(topo.llc_of(target));
   bool has_idle_core = false;
   if (topo.threads_per_core() > 1) {
-    cost += k.remote_read(this_cpu, sds.cpus.front());  // the shared line
+    cost += read_llc_shared(k, sds, this_cpu, cost);  // test_idle_cores()
     has_idle_core = sds.has_idle_cores;
     if (!has_idle_core && prev_share) {
       int i = select_idle_smt(k, this_cpu, p, prev, cost);
@@ -287,7 +296,7 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
 int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost) {
   for (int s : k.topo.smt_mask(target)) {
     if (s == target) continue;
-    cost += k.remote_read(this_cpu, s);
+    cost += read_rq_line(k, this_cpu, s, cost);
     if (p->allowed_on(s) && available_idle_cpu(k, s)) return s;
   }
   return -1;
@@ -296,11 +305,12 @@ int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost)
 namespace {
 // select_idle_core(): is every SMT sibling of `cpu` idle? The first idle sibling p may run on
 // is remembered as a fallback (*idle_cpu); once one is known the scan of a busy core stops.
+// `offset`: the caller's work before the scan.
 bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
-                      int64_t& scan_cost) {
+                      int64_t offset, int64_t& scan_cost) {
   bool all_idle = true;
   for (int s : k.topo.smt_mask(cpu)) {
-    scan_cost += k.remote_read(this_rq.cpu, s);
+    scan_cost += read_rq_line(k, this_rq.cpu, s, offset + scan_cost);
     this_rq.c.select_idle_cpu_scanned++;
     bool idle = available_idle_cpu(k, s);
     for (Change* c : k.hooks(Hook::select_idle_cpu_visit))
@@ -344,6 +354,7 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   // SIS_UTIL's depth replaces SIS_PROP's when both are on (v6.0-v6.6); since v6.1 it is not
   // applied while the LLC has an idle core (select_idle_core() scans unbounded).
   if (k.f.on(Feature::SIS_UTIL) && !has_idle_core) {
+    cost += read_llc_shared(k, sds, this_cpu, cost);  // READ_ONCE(sd_share->nr_idle_scan)
     nr = sds.nr_idle_scan + 1;  // because !--nr is the condition to stop the scan
     if (nr == 1) return -1;     // overloaded LLC: don't scan at all
     for (Change* c : k.hooks(Hook::select_idle_cpu_depth)) {
@@ -371,23 +382,24 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     int cpu = sds.cpus[(start + i) % llc_n];
     if (!p->allowed_on(cpu)) continue;
     if (!candidate_hooks.empty() &&
-        !std::all_of(candidate_hooks.begin(), candidate_hooks.end(),
-                     [&](Change* c) {
-                       return decided(c->on_select_idle_cpu_candidate(this_rq, cpu, true));
-                     }))
+        !std::all_of(candidate_hooks.begin(), candidate_hooks.end(), [&](Change* c) {
+          HookResult<bool> r = c->on_select_idle_cpu_candidate(this_rq, cpu, true);
+          scan_cost += r.cost_ns;  // IDLE_CPUMASK: the read of its mask's line
+          return r.value;
+        }))
       continue;
     if (has_idle_core) {
       // select_idle_core(): a whole idle core; not limited by nr.
       int core = topo.core_of(cpu);
       if (k.fair_scratch().core_seen[core] == k.fair_scratch().core_seen_gen) continue;
       k.fair_scratch().core_seen[core] = k.fair_scratch().core_seen_gen;
-      if (select_idle_core(k, this_rq, p, cpu, idle_fallback, scan_cost)) found = cpu;
+      if (select_idle_core(k, this_rq, p, cpu, idle_fallback, cost, scan_cost)) found = cpu;
     } else {
       if (--nr <= 0) {
         cut_off = true;
         break;
       }
-      scan_cost += k.remote_read(this_cpu, cpu);
+      scan_cost += read_rq_line(k, this_cpu, cpu, cost + scan_cost);
       this_rq.c.select_idle_cpu_scanned++;
       bool idle = available_idle_cpu(k, cpu);
       for (Change* c : visit_hooks) c->on_select_idle_cpu_visit(this_rq, cpu, idle);
@@ -396,6 +408,7 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   }
   if (has_idle_core && found < 0) {
     sds.has_idle_cores = false;  // set_idle_cores(target, false)
+    line_write(sds.line, this_cpu);
     found = idle_fallback;
   }
   // SIS_PROP: sd->avg_scan_cost (1/8 EWMA) and the waker's idle estimate learn from scans that
@@ -411,18 +424,19 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
 }
 
 // __update_idle_core() from set_next_task_idle(): test_idle_cores() reads the LLC's shared line;
-// if it is clear and every SMT sibling is idle, set_idle_cores() writes it (a line transfer
-// within the LLC). Returns the cost.
+// if it is clear and every SMT sibling is idle (their rq lines), set_idle_cores() writes it (the
+// write's RFO: a line transfer within the LLC, as before the line model). Returns the cost.
 int64_t __update_idle_core(Kernel& k, Rq& rq) {
   SchedDomainShared& sds = k.llc_shared(rq.llc);
-  int64_t c = k.remote_read(Distance::Llc);
+  int64_t c = read_llc_shared(k, sds, rq.cpu, 0);
   if (sds.has_idle_cores) return c;
   for (int s : k.topo.smt_mask(rq.cpu)) {
     if (s == rq.cpu) continue;
-    c += k.remote_read(Distance::Smt);
+    c += read_rq_line(k, rq.cpu, s, c);
     if (!idle_cpu(k, s)) return c;
   }
   sds.has_idle_cores = true;
+  line_write(sds.line, rq.cpu);
   rq.c.set_idle_cores++;
   return c + k.remote_read(Distance::Llc);
 }

@@ -76,6 +76,7 @@ void Kernel::boot_state() {
   cpuidle_->menu.resize(n);
   tick_->cpus.resize(n);
   cpus_->core_busy.assign(topo.nr_cores(), topo.threads_per_core());  // all boot in kernel mode
+  cpus_->core_polls.assign(topo.nr_cores(), 0);
   nohz_->idle_cpus_mask.assign((n + 63) / 64, 0);
   softirq_->cpus.resize(n);
   sched_->nr_assigned.assign(n, 0);
@@ -103,6 +104,7 @@ void Kernel::boot_state() {
     rq.wake_avg_idle = rq.avg_idle;                   // ... and SIS_PROP's aged copy of it
     rq.max_idle_balance_cost = m.tunables.migration_cost_ns;
     rq.llc = topo.llc_of(cpu);
+    rq.line.init(n, cpu);
   }
   cpus_->cpus.reset(new Cpu[n]);
   for (int cpu = 0; cpu < n; ++cpu) cpus_->cpus[cpu].init(*this, cpu);
@@ -115,6 +117,7 @@ void Kernel::boot_state() {
     llcs[l].nr_idle_scan = 0;
     llcs[l].has_idle_cores = topo.threads_per_core() > 1;
     llcs[l].nr_busy_cpus = static_cast<int>(llcs[l].cpus.size());  // sd_init(): all busy at boot
+    llcs[l].line.init(n, llcs[l].cpus.front());
   }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel/base.hpp"
+#include "kernel/cacheline.hpp"
 #include "kernel/counters.hpp"
 #include "kernel/lock.hpp"
 #include "kernel/task.hpp"
@@ -61,6 +62,7 @@ struct SchedDomainShared {
   int nr_busy_cpus = 0;       // CPUs not in NOHZ idle (dec at nohz idle entry, inc at the busy tick)
   bool has_idle_cores = false;
   int64_t avg_scan_cost = 0;  // sd->avg_scan_cost of the LLC domain (ns, 1/8 EWMA)
+  CacheLine line;             // the struct's line (has_idle_cores, nr_idle_scan, nr_busy_cpus)
 };
 
 // What a queued call-function runs besides its handler.
@@ -117,6 +119,7 @@ struct Rq {
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
   int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
+  CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
   int active_mm = 0;            // the user mm loaded on this CPU (kept lazily across idle)
   bool yield_to_tail = false;   // sched_yield() of an RT curr: put_prev_task() requeues it last
   std::vector<int64_t> timers;  // expiry times (ns) of hrtimers armed on this CPU, ascending

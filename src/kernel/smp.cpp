@@ -241,6 +241,7 @@ void sched_ttwu_pending(Kernel& k, Rq& rq, uint32_t count) {
     ttwu_do_activate(k, rq.cpu, rq, p, 0);
   }
   rq.ttwu_pending = !rq.wake_list.empty();
+  line_write(rq.line, rq.cpu);
 }
 
 // The IPI handler, in interrupt context between push_irq_steps()'s entry and irq_exit(): a

@@ -1,0 +1,43 @@
+// Shared cache lines the scheduler's wakeup path reads (docs/model.md "Shared cache lines"): a
+// rq's line (nr_running, curr, ttwu_pending: what idle_cpu() reads), an LLC's sd_llc_shared
+// line (has_idle_cores, nr_idle_scan, nr_busy_cpus), the IDLE_CPUMASK change's per-LLC mask.
+// A line keeps who wrote it last and which CPUs hold a copy since; a read by a CPU without a
+// copy pays the line transfer for the distance between the writer and the reader
+// (remote_read_*_ns), after any transfer of the same line still in flight (concurrent readers
+// of a line that was written serialize on it). A read by a CPU that holds a copy is free.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kernel/base.hpp"
+#include "kernel/counters.hpp"
+#include "sim/time.hpp"
+
+namespace schedlab::kernel {
+
+// The classes of line counted apart (counters.hpp: line_transfers, ...).
+// (counters.hpp: kLineClassKeys, in this order).
+enum class LineClass : uint8_t { Rq, LlcShared, IdleCpumask };
+static_assert(static_cast<int>(LineClass::IdleCpumask) + 1 == kNumLineClasses);
+
+struct CacheLine {
+  int writer = 0;                 // the CPU that wrote the line last (at boot: its home CPU)
+  Time busy_from;                 // the last transfer of the line: [busy_from, free_at)
+  Time free_at;
+  bool shared = false;            // some CPU besides the writer read it since the write
+  std::vector<uint64_t> sharers;  // CPUs holding a copy since the last write (the writer too)
+
+  // An unwritten line at boot, held by `home` only.
+  void init(int nr_cpus, int home);
+  bool held_by(int cpu) const { return sharers[cpu >> 6] >> (cpu & 63) & 1; }
+};
+
+// `cpu` writes the line: every other copy is invalidated. The write's own cost (the RFO) is the
+// caller's (docs/model.md: where it is charged).
+void line_write(CacheLine& line, int cpu);
+// `cpu` reads the line at `at`: 0 if it holds a copy; else the wait behind the line's transfer
+// in flight plus the transfer from the writer, counted on `cpu`'s counters by class.
+int64_t line_read(Kernel& k, CacheLine& line, LineClass cls, int cpu, Time at);
+
+}  // namespace schedlab::kernel
