@@ -214,7 +214,8 @@ void add_model_options(CLI::App* cmd, experiment::RunSpec& spec, std::optional<s
   cmd->add_option("--machine", spec.machine,
                   "machine profile name, path to a .toml file, or `host` (this machine's profile, written by "
                   "`schedlab host probe|calibrate`); the default, tiny-4, is a 4-CPU test machine without "
-                  "noise (every seed gives the same result)")
+                  "cost noise (the seed still staggers the warm start's balance times, which moves runs "
+                  "with more tasks than CPUs)")
       ->type_name("PROFILE")
       ->capture_default_str();
   cmd->add_option("--features", spec.features,
