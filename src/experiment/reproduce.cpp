@@ -69,9 +69,10 @@ std::string result_str(const CaseOutcome& o) {
     case CaseStatus::InBand: return "in band";
     case CaseStatus::DirectionOnly: return "in band, direction only";
     case CaseStatus::Miss:
-      return o.direction_clear ? "miss"
-                               : fmt::format("miss: 95 % interval {:.3f}..{:.3f} reaches gain 1.0", o.gain_low,
-                                             o.gain_high);
+      // The gain's interval straddles 1.0: the seeds cannot tell the change from none.
+      return o.direction_clear || o.gain_low > 1.0 || o.gain_high < 1.0
+                 ? "miss"
+                 : fmt::format("miss: 95 % interval {:.3f}..{:.3f} reaches gain 1.0", o.gain_low, o.gain_high);
     case CaseStatus::NotExercised:
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
