@@ -70,6 +70,13 @@ How to read the table:
   wider at the cap is *not converged*: its seeds cannot call it. A side whose values look
   bimodal (Sarle's bimodality coefficient above 5/9; a heavy one-sided tail also counts) is
   flagged after the result.
+- **Start state**: SIS_UTIL's scan depth (\`nr_idle_scan\`) is recomputed only by a periodic
+  balance of the LLC level, which a busy CPU runs every \`max_interval\` x 16 (3.6 s on a 112-CPU
+  LLC). A case where most of a side's SIS_UTIL depths were set before any busy CPU's LLC balance
+  (counters \`sis_util_start_depth_calls\` of \`sis_util_depth_calls\`) measured the start, not the
+  steady state a 100 s run spends nearly all its time in: it is *not converged*, whatever
+  \`--convergence\` says (twice a run that is all start can still be all start). JSON:
+  \`start_state\` (\`sis_util_share_base\`, \`sis_util_share_test\`, \`majority\`).
 - Every machine starts warm, as one that has been up and idle (docs/model.md, "The machine at
   t = 0"); \`--cold\` would start it as just booted.
 - The model is a v6.6-v6.11-like kernel (EEVDF); threads measured on older kernels (CFS, 2021-22)

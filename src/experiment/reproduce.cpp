@@ -76,6 +76,12 @@ std::string result_str(const CaseOutcome& o) {
     case CaseStatus::NotExercised:
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
+      if (o.start_state)
+        return fmt::format("not converged: {} % of SIS_UTIL's scan depths set from the start state's "
+                           "nr_idle_scan, no LLC periodic balance having refreshed it in the {:.3g} s run "
+                           "(band {})",
+                           static_cast<int>(std::lround(100 * std::max(o.start_state_base, o.start_state_test))),
+                           o.simulated_s, o.band_met ? "met" : "missed");
       if (!o.converged)
         return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
                            o.band_met ? "met" : "missed");
@@ -292,6 +298,16 @@ void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) 
     if (!acted) o.silent_changes.push_back(t->info.name);
   }
 }
+// The share of a side's SIS_UTIL depth decisions made on the start state's nr_idle_scan (-1:
+// SIS_UTIL set no depth in any run of the side).
+double start_state_share(const std::vector<RunResult>& side) {
+  int64_t calls = 0, start = 0;
+  for (const RunResult& run : side) {
+    calls += run.total.sis_util_depth_calls;
+    start += run.total.sis_util_start_depth_calls;
+  }
+  return calls > 0 ? static_cast<double>(start) / static_cast<double>(calls) : -1;
+}
 // --convergence: the case's A/B again with its command at twice the length; fills o's *_2x
 // fields and whether the gain stayed within the band's tolerance.
 void run_twice_the_length(const Case& c, const AbSpec& spec, const std::vector<std::string>& cmd_2x,
@@ -388,12 +404,15 @@ CaseOutcome reproduce_case(const Case& c, const ReproduceOptions& opt,
   for (const auto* side : {&r.base, &r.test})
     for (const RunResult& run : *side) sim += static_cast<double>(run.simulated_ns) * 1e-9;
   o.simulated_s = sim / static_cast<double>(r.base.size() + r.test.size());
+  o.start_state_base = start_state_share(r.base);
+  o.start_state_test = start_state_share(r.test);
+  o.start_state = std::max(o.start_state_base, o.start_state_test) > kStartStateMajority;
   if (opt.convergence) {
     o.convergence_checked = true;
     if (cmd_2x) run_twice_the_length(c, spec, *cmd_2x, pass_progress(1), nbench, o);
   }
   o.status = !o.exercised() ? CaseStatus::NotExercised
-             : !o.converged || !o.seeds_converged ? CaseStatus::NotConverged
+             : o.start_state || !o.converged || !o.seeds_converged ? CaseStatus::NotConverged
              : o.base_off   ? CaseStatus::BaseOff
              : !o.band_met  ? CaseStatus::Miss
              : o.direction_only ? CaseStatus::DirectionOnly
@@ -444,7 +463,11 @@ nlohmann::ordered_json model_json(const CaseOutcome& o) {
       {"direction_only", o.direction_only},
       {"exercised", o.exercised()}, {"identical_sides", o.identical_sides}, {"silent_changes", o.silent_changes},
       {"simulated_s", o.simulated_s}, {"base_ratio", nullable(o.base_compared, o.base_ratio)},
-      {"base_off", o.base_off}, {"converged", o.converged && o.seeds_converged}, {"runs_start", o.runs_start},
+      {"base_off", o.base_off}, {"converged", o.converged && o.seeds_converged && !o.start_state},
+      {"start_state", {{"sis_util_share_base", nullable(o.start_state_base >= 0, o.start_state_base)},
+                       {"sis_util_share_test", nullable(o.start_state_test >= 0, o.start_state_test)},
+                       {"majority", o.start_state}}},
+      {"runs_start", o.runs_start},
       {"max_runs", o.max_runs}, {"gain_ci", {{"level", 0.95}, {"low", o.gain_low}, {"high", o.gain_high}}},
       {"band_width", o.band_width}, {"seeds_converged", o.seeds_converged},
       {"bimodal", {{"base", o.bimodal_base}, {"test", o.bimodal_test}, {"coefficient_base", o.bc_base},
@@ -507,8 +530,21 @@ std::string case_detail(const CaseOutcome& o) {
   return out;
 }
 
+// A side's share of SIS_UTIL depth decisions made on the start state, as a percentage ("none":
+// SIS_UTIL set no depth on that side).
+std::string share_str(double share) {
+  return share < 0 ? std::string("none") : fmt::format("{} %", static_cast<int>(std::lround(100 * share)));
+}
+
 std::string not_converged_line(const CaseOutcome& o) {
   const Case& c = *o.c;
+  if (o.start_state)
+    return fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}; SIS_UTIL set {} of the base's and {} "
+                       "of the test's scan depths from the start state's nr_idle_scan (no periodic balance of the "
+                       "LLC level had refreshed it yet); band {} ({})\n",
+                       c.name, c.model.command_line, o.simulated_s, o.gain, share_str(o.start_state_base),
+                       share_str(o.start_state_test), c.band.describe(c.published.gain()),
+                       o.band_met ? "met" : "missed");
   if (o.converged)
     return fmt::format("- {}: gain {:.3f}, 95 % interval {:.3f}..{:.3f} (width {:.3f}) at {} runs per side, wider "
                        "than the band {} (width {:.3f}); band {}\n",
@@ -573,8 +609,10 @@ std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
                  case_detail);
   out += section(outcomes, {CaseStatus::NotConverged},
                  "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance "
-                 "(the verdict depends on the length), or the gain's 95 % interval is still wider than the band at "
-                 "the cap on runs per side (the seeds cannot call it).\n\n",
+                 "(the verdict depends on the length), the gain's 95 % interval is still wider than the band at "
+                 "the cap on runs per side (the seeds cannot call it), or most of SIS_UTIL's scan depths on a side "
+                 "were set from the start state's nr_idle_scan (the run ended before the LLC level's periodic "
+                 "balance refreshed it: the run measured the start, not the steady state).\n\n",
                  not_converged_line);
   out += section(outcomes, {CaseStatus::NotExercised},
                  "\n## Not exercised\n\nThe change never acted in these runs, so the band (met or not) says nothing "

@@ -81,6 +81,16 @@ struct CaseOutcome {
   double gain_2x = 0, pct_2x = 0, simulated_2x_s = 0;
   bool converged = true;        // |gain_2x / gain| within the band's factor (none: |pct_2x - pct|
                                 // within max_change_pct)
+  // Slow state left at its start: SIS_UTIL's nr_idle_scan is written only by a periodic balance
+  // of the LLC level (whose busy interval reaches max_interval x busy_factor, seconds on a large
+  // LLC), so a run shorter than that decides every SIS_UTIL scan depth on the start state's
+  // value, which a run of the published length spends almost none of its time on. The share of a
+  // side's SIS_UTIL depth decisions made before the first refresh (over all its runs; -1: SIS_UTIL
+  // never set a depth on that side), and whether either side made most of them so
+  // (kStartStateMajority): then the case is not converged whatever --convergence says, because
+  // doubling a run that is all transient can leave it all transient.
+  double start_state_base = -1, start_state_test = -1;
+  bool start_state = false;
   bool exercised() const {
     return !identical_sides &&
            !(changes_with_counters > 0 && static_cast<int>(silent_changes.size()) == changes_with_counters);
@@ -102,6 +112,11 @@ struct ReproduceOptions {
 // Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
 // gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
 // worse, the two pcts at most max_change_pct apart for none.
+// More than this share of a side's SIS_UTIL depth decisions made on the start state's
+// nr_idle_scan: the run measured the start, not the steady state (a majority: most of what the
+// change decided was decided on a value the published run holds for only its first seconds).
+inline constexpr double kStartStateMajority = 0.5;
+
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
 
 // Whether the gain's 95 % interval [gain_low, gain_high] says the change moved the metric in the

@@ -309,6 +309,7 @@ void sched_balance_domains(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
         SchedDomainShared& sds = k.llc_shared(rq.llc);
         const int before = sds.nr_idle_scan;
         update_idle_cpu_scan(k, rq.llc);
+        if (!idle) sds.nr_idle_scan_busy_refreshed = true;
         if (sds.nr_idle_scan != before) line_write(sds.line, this_cpu);  // WRITE_ONCE on a change
       }
       sd.last_balance = k.now();

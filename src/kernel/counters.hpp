@@ -107,6 +107,10 @@ enum CounterShow : unsigned {
   COUNTER(select_idle_cpu_scanned, "cpus", kJson | kSummary, "CPUs select_idle_cpu() visited")   \
   DERIVED(select_idle_cpu_scanned_per_call, "cpus", kAb | kLower, "CPUs visited per select_idle_cpu()",   \
           ratio(c.select_idle_cpu_scanned, c.select_idle_cpu_calls))                             \
+  COUNTER(sis_util_depth_calls, "count", kJson,                                                  \
+          "select_idle_cpu() calls whose depth SIS_UTIL's nr_idle_scan set")                     \
+  COUNTER(sis_util_start_depth_calls, "count", kJson,                                            \
+          "of those, calls before a busy CPU's LLC periodic balance refreshed nr_idle_scan") \
   COUNTER(select_idle_cpu_found, "count", kJson, "select_idle_cpu() scans that found an idle CPU") \
   COUNTER(select_idle_cpu_scan_ns, "ns", kJson, "time select_idle_cpu() spent scanning")         \
   DERIVED(avg_scan_cost_ns, "ns", kJson | kAb | kLower, "scan time per select_idle_cpu()",                \

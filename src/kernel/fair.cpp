@@ -356,6 +356,8 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
   if (k.f.on(Feature::SIS_UTIL) && !has_idle_core) {
     cost += read_llc_shared(k, sds, this_cpu, cost);  // READ_ONCE(sd_share->nr_idle_scan)
     nr = sds.nr_idle_scan + 1;  // because !--nr is the condition to stop the scan
+    this_rq.c.sis_util_depth_calls++;
+    if (!sds.nr_idle_scan_busy_refreshed) this_rq.c.sis_util_start_depth_calls++;
     if (nr == 1) return -1;     // overloaded LLC: don't scan at all
     for (Change* c : k.hooks(Hook::select_idle_cpu_depth)) {
       HookResult<int> r = c->on_select_idle_cpu_depth(this_rq, p, target, nr, -1);

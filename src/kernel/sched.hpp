@@ -59,6 +59,11 @@ struct SchedDomain {
 struct SchedDomainShared {
   CpuSpan cpus;
   int nr_idle_scan = 0;       // SIS_UTIL
+  // Whether a busy CPU's periodic balance of the LLC level has recomputed nr_idle_scan during
+  // this run. Until then the value is the start state's (the boot zero, the warm start's idle-LLC
+  // value) or one an idle CPU computed; under load only busy CPUs balance periodically, at
+  // balance_interval x busy_factor, so this is when SIS_UTIL starts to track the load.
+  bool nr_idle_scan_busy_refreshed = false;
   int nr_busy_cpus = 0;       // CPUs not in NOHZ idle (dec at nohz idle entry, inc at the busy tick)
   bool has_idle_cores = false;
   int64_t avg_scan_cost = 0;  // sd->avg_scan_cost of the LLC domain (ns, 1/8 EWMA)

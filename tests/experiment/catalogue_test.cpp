@@ -339,6 +339,56 @@ TEST_F(CatalogueDir, ChangeWithAllCountersZeroIsNotExercised) {
   EXPECT_EQ(j["cases"][0]["model"]["silent_changes"], nlohmann::json::array({"SIS_NODE"}));
 }
 
+// SIS_UTIL's scan depth from the start state. On a just-booted tiny-4 (--cold: nr_idle_scan 0,
+// the LLC's first busy balance due after balance_interval x busy_factor, 4 ms x 16), 100 loops of
+// hackbench (about 18 ms) end before any busy CPU balances the LLC: every depth SIS_UTIL set was
+// the boot value's, so the case is not converged whatever its gain. 2000 loops (about 0.33 s)
+// track the load for most of the run; the warm start's staggered balances, some of them overdue
+// at t = 0, refresh it within the first milliseconds even at 100 loops.
+TEST_F(CatalogueDir, SisUtilDepthsFromTheStartStateAreNotConverged) {
+  auto hackbench_case = [&](int loops) {
+    std::string t = replace(kValidCase, "perf bench sched pipe -l 200", fmt::format("hackbench -g 1 -l {}", loops));
+    t = replace(t, "metric = \"usecs_per_op\"", "metric = \"time\"");
+    t = replace(t, "test_features = \"IDLE_SPIN\"", "test_features = \"NO_SIS_UTIL\"");
+    t = replace(t, "base = 10.0\nunit = \"us/op\"\nscale = 1.0\nsource = \"the test thread's table\"\n",
+                "none = \"normalised only\"\n");
+    return parse(t);
+  };
+  ReproduceOptions cold{0, 1};
+  cold.cold = true;
+  const Case short_case = hackbench_case(100), long_case = hackbench_case(2000);  // outcomes point at them
+  CaseOutcome o = reproduce_case(short_case, cold);
+  EXPECT_EQ(o.start_state_base, 1.0);
+  EXPECT_EQ(o.start_state_test, -1.0);  // NO_SIS_UTIL: no depth to count
+  EXPECT_TRUE(o.start_state);
+  EXPECT_EQ(o.status, CaseStatus::NotConverged);
+  Catalogue cat;
+  cat.dir = dir_.string();
+  std::string text = render_reproduce(cat, {o}, report::Format::Text);
+  EXPECT_NE(text.find("not converged: 100 % of SIS_UTIL's scan depths set from the start state's nr_idle_scan"),
+            std::string::npos)
+      << text;
+  std::string md = render_reproduce(cat, {o}, report::Format::Markdown);
+  EXPECT_NE(md.find("SIS_UTIL set 100 % of the base's and none of the test's scan depths"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(render_reproduce(cat, {o}, report::Format::Json));
+  const auto& m = j["cases"][0]["model"];
+  EXPECT_EQ(m["converged"], false);
+  EXPECT_EQ(m["start_state"]["majority"], true);
+  EXPECT_EQ(m["start_state"]["sis_util_share_base"], 1.0);
+  EXPECT_TRUE(m["start_state"]["sis_util_share_test"].is_null());
+  EXPECT_EQ(j["summary"]["not_converged"], 1);
+
+  CaseOutcome longer = reproduce_case(long_case, cold);
+  EXPECT_GT(longer.start_state_base, 0.0);
+  EXPECT_LT(longer.start_state_base, kStartStateMajority);
+  EXPECT_FALSE(longer.start_state);
+
+  CaseOutcome warm = reproduce_case(short_case, ReproduceOptions{0, 1});
+  EXPECT_GE(warm.start_state_base, 0.0);
+  EXPECT_LT(warm.start_state_base, kStartStateMajority);
+  EXPECT_FALSE(warm.start_state);
+}
+
 TEST(CatalogueConvergence, GainMovesWithinTheBandsTolerance) {
   Band better{BandDirection::Better, 1.2, 0, ""};
   EXPECT_TRUE(gain_converged(better, 1.5, 33.3, 1.7, 41.2));   // x1.13
