@@ -72,8 +72,9 @@ How to read the table:
   flagged after the result.
 - **Start state**: SIS_UTIL's scan depth (\`nr_idle_scan\`) is recomputed only by a periodic
   balance of the LLC level, which a busy CPU runs every \`max_interval\` x 16 (3.6 s on a 112-CPU
-  LLC). A case where most of a side's SIS_UTIL depths were set before any busy CPU's LLC balance
-  (counters \`sis_util_start_depth_calls\` of \`sis_util_depth_calls\`) measured the start, not the
+  LLC). A case where most of a side's \`select_idle_cpu()\` calls took SIS_UTIL's depth before any
+  busy CPU's LLC balance (counter \`sis_util_start_depth_calls\` of \`select_idle_cpu_calls\`;
+  \`sis_util_depth_calls\` counts all of SIS_UTIL's depths) measured the start, not the
   steady state a 100 s run spends nearly all its time in: it is *not converged*, whatever
   \`--convergence\` says (twice a run that is all start can still be all start). JSON:
   \`start_state\` (\`sis_util_share_base\`, \`sis_util_share_test\`, \`majority\`).

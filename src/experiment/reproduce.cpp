@@ -77,8 +77,8 @@ std::string result_str(const CaseOutcome& o) {
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
       if (o.start_state)
-        return fmt::format("not converged: {} % of SIS_UTIL's scan depths set from the start state's "
-                           "nr_idle_scan, no LLC periodic balance having refreshed it in the {:.3g} s run "
+        return fmt::format("not converged: {} % of select_idle_cpu() calls took SIS_UTIL's depth from the start "
+                           "state's nr_idle_scan, no busy CPU's LLC balance having refreshed it in the {:.3g} s run "
                            "(band {})",
                            static_cast<int>(std::lround(100 * std::max(o.start_state_base, o.start_state_test))),
                            o.simulated_s, o.band_met ? "met" : "missed");
@@ -298,15 +298,17 @@ void find_silent_changes(const AbSpec& spec, const AbResult& r, CaseOutcome& o) 
     if (!acted) o.silent_changes.push_back(t->info.name);
   }
 }
-// The share of a side's SIS_UTIL depth decisions made on the start state's nr_idle_scan (-1:
-// SIS_UTIL set no depth in any run of the side).
+// The share of a side's select_idle_cpu() calls whose depth SIS_UTIL set from the start state's
+// nr_idle_scan (-1: SIS_UTIL set no depth in any run of the side). Over all the calls, not only
+// SIS_UTIL's: a side that mostly scans for an idle core (no SIS_UTIL depth) decides little on it.
 double start_state_share(const std::vector<RunResult>& side) {
-  int64_t calls = 0, start = 0;
+  int64_t calls = 0, depth = 0, start = 0;
   for (const RunResult& run : side) {
-    calls += run.total.sis_util_depth_calls;
+    calls += run.total.select_idle_cpu_calls;
+    depth += run.total.sis_util_depth_calls;
     start += run.total.sis_util_start_depth_calls;
   }
-  return calls > 0 ? static_cast<double>(start) / static_cast<double>(calls) : -1;
+  return depth > 0 ? static_cast<double>(start) / static_cast<double>(calls) : -1;
 }
 // --convergence: the case's A/B again with its command at twice the length; fills o's *_2x
 // fields and whether the gain stayed within the band's tolerance.
@@ -539,9 +541,9 @@ std::string share_str(double share) {
 std::string not_converged_line(const CaseOutcome& o) {
   const Case& c = *o.c;
   if (o.start_state)
-    return fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}; SIS_UTIL set {} of the base's and {} "
-                       "of the test's scan depths from the start state's nr_idle_scan (no periodic balance of the "
-                       "LLC level had refreshed it yet); band {} ({})\n",
+    return fmt::format("- {}: `{}` ({:.4g} s simulated per run) gain {:.3f}; {} of the base's and {} of the "
+                       "test's select_idle_cpu() calls took SIS_UTIL's depth from the start state's nr_idle_scan (no "
+                       "busy CPU's periodic balance of the LLC level had refreshed it yet); band {} ({})\n",
                        c.name, c.model.command_line, o.simulated_s, o.gain, share_str(o.start_state_base),
                        share_str(o.start_state_test), c.band.describe(c.published.gain()),
                        o.band_met ? "met" : "missed");
@@ -610,8 +612,8 @@ std::string reproduce_markdown(const std::vector<CaseOutcome>& outcomes) {
   out += section(outcomes, {CaseStatus::NotConverged},
                  "\n## Not converged\n\nThe gain at twice the run length moved by more than the band's tolerance "
                  "(the verdict depends on the length), the gain's 95 % interval is still wider than the band at "
-                 "the cap on runs per side (the seeds cannot call it), or most of SIS_UTIL's scan depths on a side "
-                 "were set from the start state's nr_idle_scan (the run ended before the LLC level's periodic "
+                 "the cap on runs per side (the seeds cannot call it), or most of a side's select_idle_cpu() calls "
+                 "took SIS_UTIL's depth from the start state's nr_idle_scan (the run ended before the LLC level's periodic "
                  "balance refreshed it: the run measured the start, not the steady state).\n\n",
                  not_converged_line);
   out += section(outcomes, {CaseStatus::NotExercised},

@@ -85,10 +85,10 @@ struct CaseOutcome {
   // of the LLC level (whose busy interval reaches max_interval x busy_factor, seconds on a large
   // LLC), so a run shorter than that decides every SIS_UTIL scan depth on the start state's
   // value, which a run of the published length spends almost none of its time on. The share of a
-  // side's SIS_UTIL depth decisions made before the first refresh (over all its runs; -1: SIS_UTIL
-  // never set a depth on that side), and whether either side made most of them so
-  // (kStartStateMajority): then the case is not converged whatever --convergence says, because
-  // doubling a run that is all transient can leave it all transient.
+  // side's select_idle_cpu() calls (over all its runs) that took SIS_UTIL's depth before a busy
+  // CPU's first refresh (-1: SIS_UTIL never set a depth on that side), and whether either side made
+  // most of its calls so (kStartStateMajority): then the case is not converged whatever
+  // --convergence says, because doubling a run that is all transient can leave it all transient.
   double start_state_base = -1, start_state_test = -1;
   bool start_state = false;
   bool exercised() const {
@@ -112,9 +112,9 @@ struct ReproduceOptions {
 // Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
 // gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
 // worse, the two pcts at most max_change_pct apart for none.
-// More than this share of a side's SIS_UTIL depth decisions made on the start state's
-// nr_idle_scan: the run measured the start, not the steady state (a majority: most of what the
-// change decided was decided on a value the published run holds for only its first seconds).
+// More than this share of a side's select_idle_cpu() calls took SIS_UTIL's depth from the start
+// state's nr_idle_scan: the run measured the start, not the steady state (a majority: most of the
+// scans were bounded by a value the published run holds for only its first seconds).
 inline constexpr double kStartStateMajority = 0.5;
 
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
