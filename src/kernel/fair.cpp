@@ -290,6 +290,8 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
     cost += r.cost_ns;
   }
   if (i >= 0) return i;
+  k.rq(this_cpu).c.sis_failed++;
+  if (target == this_cpu && target != prev) k.rq(this_cpu).c.sis_failed_waker++;
   return target;
 }
 

@@ -122,6 +122,10 @@ struct Rq {
   bool ttwu_pending = false;
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
+  // Direct enqueues (ttwu_queue() under this rq's lock) whose wakers decided on this CPU but have
+  // not yet reached activate_task(): when each does (ns), ascending. Until then idle_cpu() reads
+  // the rq as before the enqueue, as the kernel's readers do.
+  std::vector<int64_t> enqueue_pending;
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
   int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
   CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
