@@ -14,12 +14,12 @@ namespace schedlab::kernel {
 // idle_cpu(): rq->curr, rq->nr_running and rq->ttwu_pending as a reader sees them now. A direct
 // remote enqueue is decided (select_task_rq()) before the waker takes the target's rq lock and
 // reaches activate_task(); the model applies it at the decision, so the tasks whose enqueue is
-// still ahead (Rq::enqueue_pending) are not counted yet.
-bool idle_cpu(const Kernel& k, int cpu) {
+// still ahead of the read (Rq::enqueue_pending, `offset` into the reader's work) are not counted.
+bool idle_cpu(const Kernel& k, int cpu, int64_t offset) {
   const Rq& rq = k.rq(cpu);
   if (rq.curr != rq.idle || rq.ttwu_pending) return false;
   if (rq.nr_running == 0) return true;
-  const int64_t now = k.now().count();
+  const int64_t now = k.now().count() + offset;
   int unseen = 0;
   for (int64_t t : rq.enqueue_pending) unseen += t > now;
   return rq.nr_running == unseen;

@@ -217,8 +217,12 @@ void deactivate_task(Kernel& k, Rq& rq, Task* p);
 void add_nr_running(Kernel& k, Rq& rq, int count);
 void sub_nr_running(Kernel& k, Rq& rq, int count);
 void set_task_cpu(Kernel& k, Task* p, int cpu);
-bool idle_cpu(const Kernel& k, int cpu);
-inline bool available_idle_cpu(const Kernel& k, int cpu) { return idle_cpu(k, cpu); }
+// `offset`: how far into the reader's work the read is (ns): a direct enqueue decided earlier
+// (Rq::enqueue_pending) counts once it lands by then.
+bool idle_cpu(const Kernel& k, int cpu, int64_t offset = 0);
+inline bool available_idle_cpu(const Kernel& k, int cpu, int64_t offset = 0) {
+  return idle_cpu(k, cpu, offset);
+}
 int select_fallback_rq(const Kernel& k, int cpu, const Task* p);
 int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync);
