@@ -149,6 +149,9 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   }
   if (rq.curr != next) line_write(rq.line, rq.cpu);  // RCU_INIT_POINTER(rq->curr, next)
   rq.curr = next;
+  // This CPU has picked from its runqueue: every enqueue still marked ahead is there by now (a
+  // later idle period must not count it as unseen).
+  if (next != rq.idle) rq.enqueue_pending.clear();
   spin_unlock(k, rq.lock, cpu.queued_ns());
   cpu.run_steps(Continuation::finish_task_switch(prev, next));
 }
