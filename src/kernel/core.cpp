@@ -11,9 +11,18 @@
 
 namespace schedlab::kernel {
 
-bool idle_cpu(const Kernel& k, int cpu) {
+// idle_cpu(): rq->curr, rq->nr_running and rq->ttwu_pending as a reader sees them now. A direct
+// remote enqueue is decided (select_task_rq()) before the waker takes the target's rq lock and
+// reaches activate_task(); the model applies it at the decision, so the tasks whose enqueue is
+// still ahead of the read (Rq::enqueue_pending, `offset` into the reader's work) are not counted.
+bool idle_cpu(const Kernel& k, int cpu, int64_t offset) {
   const Rq& rq = k.rq(cpu);
-  return rq.curr == rq.idle && rq.nr_running == 0 && !rq.ttwu_pending;
+  if (rq.curr != rq.idle || rq.ttwu_pending) return false;
+  if (rq.nr_running == 0) return true;
+  const int64_t now = k.now().count() + offset;
+  int unseen = 0;
+  for (int64_t t : rq.enqueue_pending) unseen += t > now;
+  return rq.nr_running == unseen;
 }
 
 // add_nr_running() / sub_nr_running(): rd->overload is set when a runqueue reaches two tasks.
@@ -140,6 +149,9 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   }
   if (rq.curr != next) line_write(rq.line, rq.cpu);  // RCU_INIT_POINTER(rq->curr, next)
   rq.curr = next;
+  // This CPU has picked from its runqueue: every enqueue still marked ahead is there by now (a
+  // later idle period must not count it as unseen).
+  if (next != rq.idle) rq.enqueue_pending.clear();
   spin_unlock(k, rq.lock, cpu.queued_ns());
   cpu.run_steps(Continuation::finish_task_switch(prev, next));
 }
@@ -368,9 +380,19 @@ int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset, in
     if (first) c += send_call_function_single_ipi(k, this_cpu, cpu, offset + c);
     return c;
   }
-  // Direct: lock the target rq (a wait for it first), activate, maybe preempt, unlock.
+  // Direct: lock the target rq (a wait for it first), activate, maybe preempt, unlock. The
+  // enqueue reaches the rq when the waker's steps reach activate_task(): until then other
+  // wakers' scans still read the CPU as idle and may choose it too (ttwu_enqueue_unseen).
   int64_t c = spin_lock(k, t.lock, LockClass::Rq, cpu, this_cpu, at + offset);
   c += k.remote_read(this_cpu, cpu) + k.cost(k.m.costs.enqueue_ns);
+  if (cpu != this_cpu) {
+    const int64_t now = k.now().count();
+    std::vector<int64_t>& pend = t.enqueue_pending;
+    pend.erase(pend.begin(), std::upper_bound(pend.begin(), pend.end(), now));
+    if (!pend.empty() && t.curr == t.idle && t.nr_running == static_cast<int>(pend.size()))
+      k.rq(this_cpu).c.ttwu_enqueue_unseen++;
+    pend.insert(std::upper_bound(pend.begin(), pend.end(), now + at + offset + c), now + at + offset + c);
+  }
   c += ttwu_do_activate(k, this_cpu, t, p, offset + c);
   spin_unlock(k, t.lock, at + offset + c);
   return c;

@@ -78,6 +78,12 @@ enum CounterShow : unsigned {
   COUNTER(ttwu_local, "count", kJson, "wakeups this CPU did onto itself")                        \
   COUNTER(ttwu_remote, "count", kJson, "wakeups this CPU did onto another CPU")                  \
   COUNTER(ttwu_wakelist, "count", kJson, "... queued on the target's wake list")                 \
+  COUNTER(ttwu_enqueue_unseen, "count", kJson | kAb,                                              \
+          "wakeups onto a CPU another waker had chosen but not yet enqueued on (it read idle)")   \
+  COUNTER(sis_failed, "count", kJson | kAb,                                                        \
+          "select_idle_sibling() found nothing idle: the wakee stacks on its busy target")        \
+  COUNTER(sis_failed_waker, "count", kJson,                                                        \
+          "... where that target is the waker's CPU and not the wakee's previous one")            \
   ARRAY(ipi_sent, PerIpi, "count", kJson | kAb | kSummary | kLower, "IPIs sent, by kind")                 \
   ARRAY(ipi_received, PerIpi, "count", kJson, "IPIs handled, by kind")                           \
   COUNTER(wake_polling_no_ipi, "count", kJson | kAb | kSummary | kHigher,                                 \

@@ -198,11 +198,11 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
   int target = -1;
   if (k.f.on(Feature::WA_IDLE)) {
     bool share = k.topo.share_llc(this_cpu, prev_cpu);
-    if (available_idle_cpu(k, this_cpu) && share)
-      target = available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
+    if (available_idle_cpu(k, this_cpu, cost) && share)
+      target = available_idle_cpu(k, prev_cpu, cost) ? prev_cpu : this_cpu;
     else if (sync && k.rq(this_cpu).nr_running == 1)
       target = this_cpu;
-    else if (available_idle_cpu(k, prev_cpu))
+    else if (available_idle_cpu(k, prev_cpu, cost))
       target = prev_cpu;
     for (Change* c : k.hooks(Hook::wake_affine_idle)) {
       if (target >= 0) break;
@@ -260,18 +260,18 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost) {
   const CpuTopology& topo = k.topo;
   cost += read_rq_line(k, this_cpu, target, cost);
-  if (available_idle_cpu(k, target) && p->allowed_on(target)) return target;
+  if (available_idle_cpu(k, target, cost) && p->allowed_on(target)) return target;
   bool prev_share = topo.share_llc(prev, target);
   if (prev != target && prev_share) {
     cost += read_rq_line(k, this_cpu, prev, cost);
-    if (available_idle_cpu(k, prev) && p->allowed_on(prev)) return prev;
+    if (available_idle_cpu(k, prev, cost) && p->allowed_on(prev)) return prev;
   }
   int recent = p->recent_used_cpu;
   p->recent_used_cpu = prev;
   if (recent >= 0 && recent != prev && recent != target && topo.share_llc(recent, target) &&
       p->allowed_on(recent)) {
     cost += read_rq_line(k, this_cpu, recent, cost);
-    if (available_idle_cpu(k, recent)) return recent;
+    if (available_idle_cpu(k, recent, cost)) return recent;
   }
   SchedDomainShared& sds = k.llc_shared(topo.llc_of(target));
   bool has_idle_core = false;
@@ -290,6 +290,8 @@ int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, 
     cost += r.cost_ns;
   }
   if (i >= 0) return i;
+  k.rq(this_cpu).c.sis_failed++;
+  if (target == this_cpu && target != prev) k.rq(this_cpu).c.sis_failed_waker++;
   return target;
 }
 
@@ -297,7 +299,7 @@ int select_idle_smt(Kernel& k, int this_cpu, Task* p, int target, int64_t& cost)
   for (int s : k.topo.smt_mask(target)) {
     if (s == target) continue;
     cost += read_rq_line(k, this_cpu, s, cost);
-    if (p->allowed_on(s) && available_idle_cpu(k, s)) return s;
+    if (p->allowed_on(s) && available_idle_cpu(k, s, cost)) return s;
   }
   return -1;
 }
@@ -312,7 +314,7 @@ bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
   for (int s : k.topo.smt_mask(cpu)) {
     scan_cost += read_rq_line(k, this_rq.cpu, s, offset + scan_cost);
     this_rq.c.select_idle_cpu_scanned++;
-    bool idle = available_idle_cpu(k, s);
+    bool idle = available_idle_cpu(k, s, offset + scan_cost);
     for (Change* c : k.hooks(Hook::select_idle_cpu_visit))
       c->on_select_idle_cpu_visit(this_rq, s, idle);
     if (!idle) {
@@ -403,7 +405,7 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
       }
       scan_cost += read_rq_line(k, this_cpu, cpu, cost + scan_cost);
       this_rq.c.select_idle_cpu_scanned++;
-      bool idle = available_idle_cpu(k, cpu);
+      bool idle = available_idle_cpu(k, cpu, cost + scan_cost);
       for (Change* c : visit_hooks) c->on_select_idle_cpu_visit(this_rq, cpu, idle);
       if (idle) found = cpu;
     }
@@ -435,7 +437,7 @@ int64_t __update_idle_core(Kernel& k, Rq& rq) {
   for (int s : k.topo.smt_mask(rq.cpu)) {
     if (s == rq.cpu) continue;
     c += read_rq_line(k, rq.cpu, s, c);
-    if (!idle_cpu(k, s)) return c;
+    if (!idle_cpu(k, s, c)) return c;
   }
   sds.has_idle_cores = true;
   line_write(sds.line, rq.cpu);

@@ -122,6 +122,10 @@ struct Rq {
   bool ttwu_pending = false;
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
+  // Direct enqueues (ttwu_queue() under this rq's lock) whose wakers decided on this CPU but have
+  // not yet reached activate_task(): when each does (ns), ascending. Until then idle_cpu() reads
+  // the rq as before the enqueue, as the kernel's readers do.
+  std::vector<int64_t> enqueue_pending;
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
   int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
   CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
@@ -213,8 +217,12 @@ void deactivate_task(Kernel& k, Rq& rq, Task* p);
 void add_nr_running(Kernel& k, Rq& rq, int count);
 void sub_nr_running(Kernel& k, Rq& rq, int count);
 void set_task_cpu(Kernel& k, Task* p, int cpu);
-bool idle_cpu(const Kernel& k, int cpu);
-inline bool available_idle_cpu(const Kernel& k, int cpu) { return idle_cpu(k, cpu); }
+// `offset`: how far into the reader's work the read is (ns): a direct enqueue decided earlier
+// (Rq::enqueue_pending) counts once it lands by then.
+bool idle_cpu(const Kernel& k, int cpu, int64_t offset = 0);
+inline bool available_idle_cpu(const Kernel& k, int cpu, int64_t offset = 0) {
+  return idle_cpu(k, cpu, offset);
+}
 int select_fallback_rq(const Kernel& k, int cpu, const Task* p);
 int select_task_rq(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int64_t try_to_wake_up(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync);

@@ -68,3 +68,65 @@ TEST(TtwuQueueCond, OtherLlcWakeListInBothEras) {
   Woken off = one_wakeup("NO_TTWU_QUEUE", 1);
   EXPECT_EQ(off.k->rq(0).c.ttwu_wakelist, 0);
 }
+
+namespace {
+
+struct Herd {
+  std::unique_ptr<Kernel> k;
+  Task* a = nullptr;
+  Task* b = nullptr;
+  int64_t unseen = 0, sis_failed = 0;
+};
+
+// Two wakers, pinned to CPUs 0 and 1 of three single-thread cores in one LLC, each wake at the
+// same instant a task that last ran on the waker's own (busy) CPU: each select_idle_cpu() finds
+// CPU 2 idle. Before v6.0 (NO_TTWU_QUEUE_IDLE) each waker takes CPU 2's rq lock and enqueues
+// there some hundreds of ns after it chose it, so the second waker still reads CPU 2 idle.
+Herd herd(const std::string& feats) {
+  Herd h;
+  h.k = std::make_unique<Kernel>(test_machine(1, 3, 1, 3), features(feats), KernelOptions{1, nullptr});
+  auto sleeper = [&](int cpu) {
+    kernel::TaskOptions o;
+    o.pin_cpu = cpu;  // last ran there; allowed everywhere
+    o.start_blocked = true;
+    return h.k->create_task("sleeper", lambda([](Api&, Task&, int n) {
+                              return n == 0 ? Action::compute(1000) : Action::exit();
+                            }),
+                            o);
+  };
+  h.a = sleeper(0);
+  h.b = sleeper(1);
+  for (auto [cpu, s] : {std::pair{0, h.a}, std::pair{1, h.b}})
+    h.k->create_task("waker", lambda([s = s](Api&, Task&, int n) {
+                       if (n == 0) return Action::compute(100000);
+                       if (n == 1) return Action::wake(s, false);
+                       if (n == 2) return Action::compute(50000);
+                       return Action::exit();
+                     }),
+                     pinned(cpu));
+  h.k->run(Time::ms(5));
+  for (int c = 0; c < 3; ++c) {
+    h.unseen += h.k->rq(c).c.ttwu_enqueue_unseen;
+    h.sis_failed += h.k->rq(c).c.sis_failed;
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST(TtwuQueueCond, DirectEnqueueIsUnseenUntilTheWakerReachesActivate) {
+  Herd v5 = herd("NO_TTWU_QUEUE_IDLE");
+  EXPECT_EQ(v5.a->state, kernel::TaskState::Dead);
+  EXPECT_EQ(v5.b->state, kernel::TaskState::Dead);
+  // Both wakers chose CPU 2: the second while the first's enqueue was still ahead.
+  EXPECT_EQ(v5.a->cpu, 2);
+  EXPECT_EQ(v5.b->cpu, 2);
+  EXPECT_EQ(v5.unseen, 1);
+  EXPECT_EQ(v5.sis_failed, 0);
+  // v6.0: the first waker's wake-list entry sets CPU 2's ttwu_pending at once, so the second
+  // reads it busy, finds nothing idle and keeps its wakee on its own CPU (from where newidle
+  // balance may pull it later).
+  Herd v60 = herd("");
+  EXPECT_EQ(v60.unseen, 0);
+  EXPECT_EQ(v60.sis_failed, 1);
+}
