@@ -64,6 +64,12 @@ std::string not_exercised_reason(const CaseOutcome& o) {
   return join(o.silent_changes) + (o.silent_changes.size() == 1 ? " counters all 0" : " counters all 0 (each)");
 }
 
+// A side's share of select_idle_cpu() calls that took SIS_UTIL's depth from the start state, as a
+// percentage ("none": SIS_UTIL set no depth on that side).
+std::string share_str(double share) {
+  return share < 0 ? std::string("none") : fmt::format("{} %", static_cast<int>(std::lround(100 * share)));
+}
+
 std::string result_str(const CaseOutcome& o) {
   switch (o.status) {
     case CaseStatus::InBand: return "in band";
@@ -77,11 +83,11 @@ std::string result_str(const CaseOutcome& o) {
       return fmt::format("not exercised: {} (band {})", not_exercised_reason(o), o.band_met ? "met" : "missed");
     case CaseStatus::NotConverged:
       if (o.start_state)
-        return fmt::format("not converged: {} % of select_idle_cpu() calls took SIS_UTIL's depth from the start "
+        return fmt::format("not converged: {} of select_idle_cpu() calls took SIS_UTIL's depth from the start "
                            "state's nr_idle_scan, no busy CPU's LLC balance having refreshed it in the {:.3g} s run "
                            "(band {})",
-                           static_cast<int>(std::lround(100 * std::max(o.start_state_base, o.start_state_test))),
-                           o.simulated_s, o.band_met ? "met" : "missed");
+                           share_str(std::max(o.start_state_base, o.start_state_test)), o.simulated_s,
+                           o.band_met ? "met" : "missed");
       if (!o.converged)
         return fmt::format("not converged: gain {:.3f} at twice the length (band {} at 1x)", o.gain_2x,
                            o.band_met ? "met" : "missed");
@@ -530,12 +536,6 @@ std::string case_detail(const CaseOutcome& o) {
     out += fmt::format("- base: no absolute figure ({})\n", c.absolute.none);
   out += fmt::format("- what the model lacks: {}\n", c.model.lacks);
   return out;
-}
-
-// A side's share of SIS_UTIL depth decisions made on the start state, as a percentage ("none":
-// SIS_UTIL set no depth on that side).
-std::string share_str(double share) {
-  return share < 0 ? std::string("none") : fmt::format("{} %", static_cast<int>(std::lround(100 * share)));
 }
 
 std::string not_converged_line(const CaseOutcome& o) {

@@ -109,14 +109,14 @@ struct ReproduceOptions {
   bool cold = false;         // --cold: every machine as just booted (RunSpec::cold)
 };
 
-// Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
-// gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
-// worse, the two pcts at most max_change_pct apart for none.
 // More than this share of a side's select_idle_cpu() calls took SIS_UTIL's depth from the start
 // state's nr_idle_scan: the run measured the start, not the steady state (a majority: most of the
 // scans were bounded by a value the published run holds for only its first seconds).
 inline constexpr double kStartStateMajority = 0.5;
 
+// Whether a gain (and pct) measured at twice the length stays within the band's tolerance of the
+// gain at the case's length: the ratio of the two gains within [1/factor, factor] for better /
+// worse, the two pcts at most max_change_pct apart for none.
 bool gain_converged(const Band& b, double gain, double pct, double gain_2x, double pct_2x);
 
 // Whether the gain's 95 % interval [gain_low, gain_high] says the change moved the metric in the

@@ -391,7 +391,8 @@ int64_t ttwu_queue(Kernel& k, int this_cpu, Task* p, int cpu, int64_t offset, in
     pend.erase(pend.begin(), std::upper_bound(pend.begin(), pend.end(), now));
     if (!pend.empty() && t.curr == t.idle && t.nr_running == static_cast<int>(pend.size()))
       k.rq(this_cpu).c.ttwu_enqueue_unseen++;
-    pend.insert(std::upper_bound(pend.begin(), pend.end(), now + at + offset + c), now + at + offset + c);
+    const int64_t lands = now + at + offset + c;
+    pend.insert(std::upper_bound(pend.begin(), pend.end(), lands), lands);
   }
   c += ttwu_do_activate(k, this_cpu, t, p, offset + c);
   spin_unlock(k, t.lock, at + offset + c);
