@@ -23,14 +23,25 @@ static_assert(static_cast<int>(LineClass::IdleCpumask) + 1 == kNumLineClasses);
 
 struct CacheLine {
   int writer = 0;                 // the CPU that wrote the line last (at boot: its home CPU)
+  bool shared = false;            // some CPU besides the writer read it since the write
   Time busy_from;                 // the last transfer of the line: [busy_from, free_at)
   Time free_at;
-  bool shared = false;            // some CPU besides the writer read it since the write
-  std::vector<uint64_t> sharers;  // CPUs holding a copy since the last write (the writer too)
+  // CPUs holding a copy since the last write (the writer too), one bit each: inline for up to
+  // kInlineCpus CPUs (the wakeup scan reads one line per visited CPU, and a bitmap on the heap
+  // was a cache miss each), on the heap beyond.
+  static constexpr int kInlineWords = 4;
+  static constexpr int kInlineCpus = 64 * kInlineWords;
+  uint64_t inline_sharers[kInlineWords] = {};
+  int nwords = 0;
+  std::vector<uint64_t> heap_sharers;
 
   // An unwritten line at boot, held by `home` only.
   void init(int nr_cpus, int home);
-  bool held_by(int cpu) const { return sharers[cpu >> 6] >> (cpu & 63) & 1; }
+  uint64_t* sharers() { return nwords <= kInlineWords ? inline_sharers : heap_sharers.data(); }
+  const uint64_t* sharers() const {
+    return nwords <= kInlineWords ? inline_sharers : heap_sharers.data();
+  }
+  bool held_by(int cpu) const { return sharers()[cpu >> 6] >> (cpu & 63) & 1; }
 };
 
 // `cpu` writes the line: every other copy is invalidated. The write's own cost (the RFO) is the

@@ -380,8 +380,9 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     std::fill(k.fair_scratch().core_seen.begin(), k.fair_scratch().core_seen.end(), 0);
     k.fair_scratch().core_seen_gen = 1;
   }
-  for (int i = 0; i < llc_n && found < 0; ++i) {
-    int cpu = sds.cpus[(start + i) % llc_n];
+  for (int i = 0, at = start; i < llc_n && found < 0; ++i) {
+    int cpu = sds.cpus[at];
+    if (++at == llc_n) at = 0;  // (start + i) % llc_n
     if (!p->allowed_on(cpu)) continue;
     if (!candidate_hooks.empty() &&
         !std::all_of(candidate_hooks.begin(), candidate_hooks.end(), [&](Change* c) {
