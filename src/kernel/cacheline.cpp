@@ -55,4 +55,13 @@ int64_t line_read(Kernel& k, CacheLine& line, LineClass cls, int cpu, Time at) {
   return wait + transfer;
 }
 
+void line_read_flush(Kernel& k, LineClass cls, int cpu, const LineTally& tally) {
+  CpuCounters& c = k.rq(cpu).c;
+  const int i = static_cast<int>(cls);
+  c.line_transfers[i] += tally.transfers;
+  c.line_transfer_ns[i] += tally.transfer_ns;
+  c.line_waits[i] += tally.waits;
+  c.line_wait_ns[i] += tally.wait_ns;
+}
+
 }  // namespace schedlab::kernel

@@ -51,4 +51,35 @@ void line_write(CacheLine& line, int cpu);
 // in flight plus the transfer from the writer, counted on `cpu`'s counters by class.
 int64_t line_read(Kernel& k, CacheLine& line, LineClass cls, int cpu, Time at);
 
+// The same read for a loop of many reads by one CPU of one class (select_idle_cpu()'s scan):
+// the counts go to `tally`, which the loop adds to the reader's counters once at its end
+// (line_read_flush()); the line's state changes as line_read() changes it. Inline: the scan of
+// a busy LLC reads one line per CPU.
+struct LineTally {
+  int64_t transfers = 0, transfer_ns = 0, waits = 0, wait_ns = 0;
+};
+inline int64_t line_read_tallied(const Kernel& k, CacheLine& line, int cpu, Time at,
+                                 LineTally& tally) {
+  if (line.held_by(cpu)) return 0;
+  line.sharers()[cpu >> 6] |= uint64_t{1} << (cpu & 63);
+  line.shared = true;
+  const int64_t transfer = k.remote_read(line.writer, cpu);
+  const bool in_flight = at >= line.busy_from && at < line.free_at;  // as in line_read()
+  const Time start = in_flight ? line.free_at : at;
+  const int64_t wait = (start - at).count();
+  if (start >= line.free_at) {
+    line.busy_from = start;
+    line.free_at = start + Time::ns(transfer);
+  }
+  tally.transfers++;
+  tally.transfer_ns += wait + transfer;
+  if (wait > 0) {
+    tally.waits++;
+    tally.wait_ns += wait;
+  }
+  return wait + transfer;
+}
+// Adds a tally to `cpu`'s counters for `cls`.
+void line_read_flush(Kernel& k, LineClass cls, int cpu, const LineTally& tally);
+
 }  // namespace schedlab::kernel
