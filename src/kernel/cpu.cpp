@@ -281,9 +281,14 @@ void Cpu::start_task_segment() {
   speed_ = smt_speed();
   seg_start_ = k_->now();
   // At full speed the segment is work_left itself (what ceil(work_left / 1.0) gives).
-  int64_t dur = speed_ == 1.0
-                    ? p->work_left
-                    : static_cast<int64_t>(std::ceil(static_cast<double>(p->work_left) / speed_));
+  // ceil() of the non-negative quotient without the libm call: truncate, then round up a
+  // fraction (exact: a quotient of 2^53 or more is an integer already).
+  int64_t dur = p->work_left;
+  if (speed_ != 1.0) {
+    const double q = static_cast<double>(p->work_left) / speed_;
+    dur = static_cast<int64_t>(q);
+    if (static_cast<double>(dur) < q) ++dur;
+  }
   k_->ev.schedule(segment_end_, k_->now() + Time::ns(dur));
   if (k_->core_polls(core_) > 0) note_beside_poll();
 }
@@ -293,7 +298,7 @@ void Cpu::pause_task_segment() {
   if (!p->in_compute || p->waiting_csd) return;
   if (segment_end_.scheduled()) {
     int64_t elapsed = (k_->now() - seg_start_).count();
-    int64_t done = static_cast<int64_t>(std::floor(elapsed * speed_));
+    int64_t done = static_cast<int64_t>(elapsed * speed_);  // floor(): the product is >= 0
     p->work_left = std::max<int64_t>(0, p->work_left - done);
     k_->ev.deschedule(segment_end_);
     if (beside_poll_) note_beside_poll();

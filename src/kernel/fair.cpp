@@ -382,8 +382,40 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     std::fill(k.fair_scratch().core_seen.begin(), k.fair_scratch().core_seen.end(), 0);
     k.fair_scratch().core_seen_gen = 1;
   }
-  for (int i = 0; i < llc_n && found < 0; ++i) {
-    int cpu = sds.cpus[(start + i) % llc_n];
+  if (!has_idle_core && candidate_hooks.empty() && visit_hooks.empty()) {
+    // The per-CPU scan without hooks, tight: the line reads' counts are tallied and added once
+    // (nothing reads them during the scan), idle_cpu() inline. The same reads in the same order
+    // as the general loop below.
+    LineTally tally;
+    int64_t scanned = 0;
+    const Time now = k.now();
+    for (int i = 0, at = start; i < llc_n; ++i) {
+      const int cpu = sds.cpus[at];
+      if (++at == llc_n) at = 0;  // (start + i) % llc_n
+      if (!p->allowed_on(cpu)) continue;
+      if (--nr <= 0) {
+        cut_off = true;
+        break;
+      }
+      const Rq& rq = k.rq(cpu);
+      scan_cost += line_read_tallied(k, k.rq(cpu).line, this_cpu,
+                                     now + Time::ns(cost + scan_cost), tally);
+      ++scanned;
+      // available_idle_cpu(): idle_cpu() inline for an empty rq; one with tasks may still read
+      // as idle while their enqueues are ahead of the read (Rq::enqueue_pending).
+      if (rq.curr == rq.idle && !rq.ttwu_pending &&
+          (rq.nr_running == 0 || available_idle_cpu(k, cpu, cost + scan_cost))) {
+        found = cpu;
+        break;
+      }
+    }
+    this_rq.c.select_idle_cpu_scanned += scanned;
+    line_read_flush(k, LineClass::Rq, this_cpu, tally);
+  }
+  for (int i = 0, at = start; i < llc_n && found < 0 && !cut_off; ++i) {
+    if (!has_idle_core && candidate_hooks.empty() && visit_hooks.empty()) break;  // done above
+    int cpu = sds.cpus[at];
+    if (++at == llc_n) at = 0;  // (start + i) % llc_n
     if (!p->allowed_on(cpu)) continue;
     if (!candidate_hooks.empty() &&
         !std::all_of(candidate_hooks.begin(), candidate_hooks.end(), [&](Change* c) {

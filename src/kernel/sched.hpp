@@ -109,17 +109,21 @@ struct Csd {
 
 // struct rq: the scheduler's per-CPU state. How the CPU executes (its mode, its chain of kernel
 // steps, interrupts) is the Cpu's (cpu.hpp); cpuidle and the governor keep their own.
-struct Rq {
+// (Aligned to a pair of cache lines, with what the wakeup scan's line_read() and idle_cpu()
+// touch in them: select_idle_cpu() visits one rq per CPU it scans.)
+struct alignas(128) Rq {
+  CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
   int cpu = 0;
-  SpinLock lock;                // rq->__lock (lock.hpp)
+  int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
   Task* curr = nullptr;
   Task* idle = nullptr;
-  std::vector<Task*> cfs;       // queued fair tasks other than curr
-  std::vector<Task*> rt;        // queued RT tasks other than curr
   bool need_resched = false;    // TIF_NEED_RESCHED of curr
   bool polling = false;         // TIF_POLLING_NRFLAG of the idle task
   bool notify_ipi = false;      // TIF_NOTIFY_IPI of the idle task (the 2024 RFC)
   bool ttwu_pending = false;
+  SpinLock lock;                // rq->__lock (lock.hpp)
+  std::vector<Task*> cfs;       // queued fair tasks other than curr
+  std::vector<Task*> rt;        // queued RT tasks other than curr
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
   // Direct enqueues (ttwu_queue() under this rq's lock) whose wakers decided on this CPU but have
@@ -127,8 +131,6 @@ struct Rq {
   // the rq as before the enqueue, as the kernel's readers do.
   std::vector<int64_t> enqueue_pending;
   std::vector<Csd> call_queue;  // SYNC/ASYNC csds on call_single_queue
-  int nr_running = 0;           // rq->nr_running (queued + curr if it is a runnable task)
-  CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
   int active_mm = 0;            // the user mm loaded on this CPU (kept lazily across idle)
   bool yield_to_tail = false;   // sched_yield() of an RT curr: put_prev_task() requeues it last
   std::vector<int64_t> timers;  // expiry times (ns) of hrtimers armed on this CPU, ascending

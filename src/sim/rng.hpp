@@ -34,13 +34,16 @@ class Rng {
     // from the low 8 bits, the mantissa from the upper 56 with bit 11 cleared.
     const uint64_t u = rotl(s_[1] * 5, 7) * 9;  // the value next() returns
     const int bucket = static_cast<int>(u & 0xff);
-    const double r = static_cast<double>((u & ~(uint64_t{1} << 11)) >> 8) * 0x1.0p-56;
+    // (A 56-bit value: converted as signed, which needs no unsigned fix-up, to the same double.)
+    const double r =
+        static_cast<double>(static_cast<int64_t>((u & ~(uint64_t{1} << 11)) >> 8)) * 0x1.0p-56;
     const int i = bucket >> 1;
     const double x = r * kNormalX[i];
     if (x >= kNormalX[i + 1]) return normal_slow();  // the state not advanced: Boost redraws u
     advance();
-    // normal_distribution returns impl * sigma + mean (1 and 0): + 0.0 makes a -0.0 +0.0.
-    return x * static_cast<double>((bucket & 1) * 2 - 1) + 0.0;
+    // Boost multiplies by the sign (+1 or -1: exact, the same as negating); normal_distribution
+    // returns impl * sigma + mean (1 and 0): + 0.0 makes a -0.0 +0.0.
+    return ((bucket & 1) ? x : -x) + 0.0;
   }
   uint64_t seed() const { return seed_; }
   result_type operator()() { return next(); }
