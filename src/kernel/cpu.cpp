@@ -135,8 +135,14 @@ void Cpu::run_steps(Continuation then) {
   step_next();
 }
 
+// A step's effect may push steps (and so move the vector): it runs on a copy of the step, made
+// only when there is an effect.
 void Cpu::step_next() {
   while (head_ < steps_.size() && steps_[head_].ns <= 0) {
+    if (steps_[head_].done == StepDone::None) {
+      ++head_;
+      continue;
+    }
     KernelStep s = steps_[head_++];
     step_effect(s);
   }
@@ -155,10 +161,13 @@ void Cpu::step_next() {
 }
 
 void Cpu::step_done() {
-  KernelStep s = steps_[head_++];
-  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
-  if (!s.irqs_on) rq_->c.irqs_off_ns += (k_->now() - kstep_start_).count();
-  step_effect(s);
+  const KernelStep& cur = steps_[head_++];
+  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), cur.path);
+  if (!cur.irqs_on) rq_->c.irqs_off_ns += (k_->now() - kstep_start_).count();
+  if (cur.done != StepDone::None) {
+    KernelStep s = cur;
+    step_effect(s);
+  }
   step_next();
 }
 
@@ -394,7 +403,7 @@ void Cpu::continue_task() {
       }
       case Action::CallFunc: {
         // smp_call_function_single() runs in task context with interrupts enabled.
-        Csd csd{cpu_, a.ns, a.wait, a.wait ? p : nullptr};
+        Csd csd{.src_cpu = cpu_, .wait = a.wait, .handler_ns = a.ns, .waiter = a.wait ? p : nullptr};
         if (a.wait) p->waiting_csd = true;
         smp_call_function_single_from_task(k, rq, a.cpu, csd);
         run_steps(Resume::ReturnToTask);
