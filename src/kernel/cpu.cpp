@@ -129,7 +129,7 @@ void Cpu::note_beside_poll() {
 
 // --- kernel chains --------------------------------------------------------------------------
 
-void Cpu::run_steps(Continuation then) {
+void Cpu::run_steps(const Continuation& then) {
   set_mode(Mode::Kernel);
   after_steps_ = then;
   step_next();
@@ -150,7 +150,7 @@ void Cpu::step_next() {
     steps_.clear();
     head_ = 0;
     Continuation r = after_steps_;
-    after_steps_ = Resume::None;
+    after_steps_.clear();
     resume(r);
     return;
   }
@@ -463,7 +463,7 @@ bool Cpu::tick_pending() const {
   return false;
 }
 
-void Cpu::process_pending_irqs(Continuation then) {
+void Cpu::process_pending_irqs(const Continuation& then) {
   if (pending_irqs_.empty()) {
     resume(then);
     return;
@@ -475,7 +475,7 @@ void Cpu::process_pending_irqs(Continuation then) {
   handle_irq(irq, Resume::ProcessPendingIrqs);
 }
 
-void Cpu::handle_irq(const Irq& irq, Continuation then) {
+void Cpu::handle_irq(const Irq& irq, const Continuation& then) {
   push_irq_steps(irq);
   run_steps(then);
 }

@@ -79,6 +79,8 @@ struct ChangeArgs {  // Change: which change resumes, at which of its points
 
 // A resume point with its payload. Points without arguments convert from Resume; the others are
 // made by their named constructor and read by their accessor (only the resumed step reads it).
+// Passed by reference: a by-value copy of a temporary just built (a one-byte point, a 16-byte
+// payload) reads it back in other widths than it was stored, a store-forwarding stall per call.
 class Continuation {
  public:
   constexpr Continuation(Resume r = Resume::None) : at_(r) {}  // NOLINT: implicit on purpose
@@ -103,6 +105,10 @@ class Continuation {
     return c;
   }
   Resume at() const { return at_; }
+  // Resume::None, the payload left as it was (nothing reads it then): one byte stored, where
+  // assigning a fresh Continuation built it on the stack and read it back in other widths (a
+  // store-forwarding stall on every chain's end).
+  void clear() { at_ = Resume::None; }
   const SwitchArgs& switch_args() const { return p_.sw; }
   const IdleStateArgs& idle_state() const { return p_.idle; }
   const ChangeArgs& change_args() const { return p_.change; }
@@ -175,7 +181,7 @@ class Cpu {
   void push_step(KernelPath path, int64_t ns) { steps_.emplace_back(path, ns); }
   void push_step(const KernelStep& s) { steps_.push_back(s); }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
-  void run_steps(Continuation then);
+  void run_steps(const Continuation& then);
   bool in_chain() const { return head_ < steps_.size(); }
   // ns from now until the steps pushed so far are done (the rest of the running step
   // included); while an interrupt's or a step effect's steps are being pushed to run first
@@ -207,7 +213,7 @@ class Cpu {
   bool polling_wait() const { return polls_; }
   bool in_kernel() const { return mode_ == Mode::Kernel; }  // in a kernel chain or an interrupt
   void deliver_irq(const Irq& irq);
-  void process_pending_irqs(Continuation then);
+  void process_pending_irqs(const Continuation& then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
   const Irq* first_pending_irq() const { return pending_irqs_.empty() ? nullptr : &pending_irqs_.front(); }
   bool tick_pending() const;           // a pending interrupt is the tick
@@ -230,7 +236,7 @@ class Cpu {
  private:
   void step_next();
   void step_effect(const KernelStep& s);
-  void handle_irq(const Irq& irq, Continuation then);
+  void handle_irq(const Irq& irq, const Continuation& then);
   void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();
