@@ -234,8 +234,9 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_eff < prev_eff ? this_cpu : -1;
     }
   }
-  if (int l = lowest_sd_level_spanning(k.rq(this_cpu), prev_cpu); target == this_cpu && l >= 0)
-    k.rq(this_cpu).c.ttwu_move_affine[l]++;  // schedstat
+  if (target == this_cpu)
+    if (int l = lowest_sd_level_spanning(k.topo, k.rq(this_cpu), prev_cpu); l >= 0)
+      k.rq(this_cpu).c.ttwu_move_affine[l]++;  // schedstat
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 
