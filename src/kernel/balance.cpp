@@ -128,9 +128,8 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
       ++i;
       continue;
     }
-    // detach_task() / attach_task(): keep the lag across runqueues.
-    int64_t V = avg_vruntime(b);
-    p->vlag = V - p->vruntime;
+    // detach_task() / attach_task(): keep the lag across runqueues (EEVDF).
+    detach_task_fair(k, b, p);
     b.cfs.erase(b.cfs.begin() + i);
     sub_nr_running(k, b, 1);
     p->on_rq = false;

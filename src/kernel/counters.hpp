@@ -168,6 +168,20 @@ enum CounterShow : unsigned {
   COUNTER(background_overload, "count", kJson,                                                   \
           "background task wake-ups that made nr_running >= 2 (sets rd->overload)")              \
   COUNTER(steal_ns, "ns", kJson, "time the host ran something else on this busy vCPU")            \
+  /* the CFS era (NO_EEVDF, fair.cpp); 0 under EEVDF */                                       \
+  COUNTER(cfs_wakeup_preempt, "count", 0,                                                        \
+          "check_preempt_wakeup(): curr ahead of the wakee by more than wakeup_gran (preempted)") \
+  COUNTER(cfs_wakeup_within_gran, "count", 0,                                                    \
+          "check_preempt_wakeup(): the wakee within wakeup_gran of curr (no preemption)")        \
+  COUNTER(cfs_sleeper_capped, "count", 0,                                                        \
+          "place_entity(): a waking task lifted to min_vruntime - sched_latency / 2")            \
+  COUNTER(cfs_place_fork, "count", 0, "place_entity(): a new task at min_vruntime + vslice")     \
+  COUNTER(cfs_tick_preempt_slice, "count", 0,                                                    \
+          "check_preempt_tick(): curr ran past its sched_slice() since switch-in")               \
+  COUNTER(cfs_tick_preempt_ahead, "count", 0,                                                    \
+          "check_preempt_tick(): curr's vruntime ahead of the leftmost by more than its slice")   \
+  COUNTER(cfs_pick_next_buddy, "count", 0, "pick_next_entity() took the next buddy")             \
+  COUNTER(cfs_pick_last_buddy, "count", 0, "pick_next_entity() took the last buddy")             \
   /* schedstat (kernel/sched/stats.c v17), counted where the kernel counts them; --schedstat */  \
   COUNTER(yld_count, "count", 0, "do_sched_yield() (rq->yld_count)")                             \
   COUNTER(sched_goidle, "count", 0, "set_next_task_idle(): schedule() left the CPU idle")        \

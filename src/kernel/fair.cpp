@@ -15,6 +15,14 @@ constexpr int64_t kNice0Load = 1024;           // NICE_0_LOAD
 constexpr int kSisPropMinScan = 4;             // SIS_PROP floor
 constexpr int kNumaImbalanceDiv = 4;           // imb_numa_nr: 25 % of the node's CPUs
 constexpr int64_t kAvgScanCostEwmaDiv = 8;     // sd->avg_scan_cost: update_avg()'s 1/8 EWMA
+// CFS (before v6.6): the unscaled sysctl defaults of kernel/sched/fair.c. update_sysctl() scales
+// all three by the same factor, 1 + ilog2(min(ncpus, 8)) (SCHED_TUNABLESCALING_LOG), the factor
+// already in the profile's base_slice_ns (sysctl_sched_min_granularity, renamed base_slice in
+// v6.6 with the same default and scaling), so each is derived from it.
+constexpr int64_t kNormalizedSchedLatencyNs = 6000000;       // normalized_sysctl_sched_latency
+constexpr int64_t kNormalizedMinGranularityNs = 750000;      // normalized_sysctl_sched_min_granularity
+constexpr int64_t kNormalizedWakeupGranularityNs = 1000000;  // normalized_sysctl_sched_wakeup_granularity
+constexpr int64_t kSchedNrLatency = 8;                       // sched_nr_latency
 
 // The wakeup path's reads of shared lines (cacheline.hpp), `offset` ns into the caller's work:
 // `cpu`'s rq line (what idle_cpu() and the nr_running tests read), and the LLC's sd_llc_shared.
@@ -56,6 +64,7 @@ void update_curr(Kernel& k, Rq& rq) {
   curr->vruntime += delta * kNice0Load / curr->weight;
   // Track the rq's zero point so an emptied rq keeps a sensible clock.
   rq.idle->vruntime = std::max(rq.idle->vruntime, curr->vruntime - curr->slice);
+  if (!k.f.on(Feature::EEVDF)) update_min_vruntime_cfs(rq, nullptr);
 }
 
 // place_entity() with PLACE_LAG: keep the lag the task had when it went to sleep.
@@ -88,11 +97,241 @@ Task* pick_eevdf(Rq& rq) {
   return best ? best : first;
 }
 
+// --- CFS (NO_EEVDF: the fair class before v6.6) ---------------------------------------------
+//
+// Modeled from kernel/sched/fair.c and features.h of v6.1-v6.5 (the same rules since v5.x for
+// what is modeled here). vruntime is absolute on its runqueue; min_vruntime only grows. Pick: the
+// leftmost vruntime, unless a buddy is within wakeup_gran of it (NEXT: the wakee that preempted;
+// LAST: the task it preempted, when the rq has sched_nr_latency tasks; SKIP: a yielder is passed
+// over). Features of that era on by default and fixed here: GENTLE_FAIR_SLEEPERS, START_DEBIT,
+// LAST_BUDDY, WAKEUP_PREEMPTION (the model's feature), BASE_SLICE (v6.1); NEXT_BUDDY (off) is
+// not modeled. Left out: CACHE_HOT_BUDDY in task_hot(), group scheduling, SCHED_IDLE/BATCH
+// policies, the long-sleeper reset of v6.3 (entity_is_long_sleeper()), fork's max with the
+// parent's vruntime (the child starts at the target rq's min_vruntime + its vslice).
+
+CfsTunables cfs_tunables(const Kernel& k) {
+  const int64_t min_gran = k.m.tunables.base_slice_ns;  // sysctl_sched_min_granularity
+  CfsTunables t;
+  t.latency_ns = min_gran * kNormalizedSchedLatencyNs / kNormalizedMinGranularityNs;
+  t.min_granularity_ns = min_gran;
+  t.wakeup_granularity_ns = min_gran * kNormalizedWakeupGranularityNs / kNormalizedMinGranularityNs;
+  t.nr_latency = kSchedNrLatency;
+  return t;
+}
+
+namespace {
+
+// calc_delta_fair(): real time to p's virtual time.
+int64_t calc_delta_fair(int64_t delta, const Task* p) {
+  return p->weight == kNice0Load ? delta : delta * kNice0Load / p->weight;
+}
+
+// cfs_rq->curr while it is a queued fair task (the queue rq.cfs holds the others).
+Task* cfs_curr(const Rq& rq) {
+  Task* curr = rq.curr;
+  return curr != rq.idle && curr->on_rq && !curr->is_rt() ? curr : nullptr;
+}
+
+// __pick_first_entity(): the queued task with the smallest vruntime (the first queued of equal
+// ones, as the rbtree puts an equal key to the right); `except` is left out.
+Task* cfs_leftmost(const Rq& rq, const Task* except = nullptr) {
+  Task* left = nullptr;
+  for (Task* t : rq.cfs)
+    if (t != except && (!left || t->vruntime < left->vruntime)) left = t;
+  return left;
+}
+
+bool cfs_queued(const Rq& rq, const Task* p) {
+  return std::find(rq.cfs.begin(), rq.cfs.end(), p) != rq.cfs.end();
+}
+
+void cfs_clear_buddies(Rq& rq, const Task* p) {
+  if (rq.cfs_last == p) rq.cfs_last = nullptr;
+  if (rq.cfs_next == p) rq.cfs_next = nullptr;
+  if (rq.cfs_skip == p) rq.cfs_skip = nullptr;
+}
+
+// wakeup_preempt_entity(curr, se): -1 if se is not behind curr, 1 if it is behind by more than
+// wakeup_gran (the granularity in se's virtual time), else 0.
+int cfs_wakeup_preempt_entity(const Kernel& k, const Task* curr, const Task* se) {
+  int64_t vdiff = curr->vruntime - se->vruntime;
+  if (vdiff <= 0) return -1;
+  return vdiff > calc_delta_fair(cfs_tunables(k).wakeup_granularity_ns, se) ? 1 : 0;
+}
+
+}  // namespace
+
+// update_min_vruntime(): the smaller of curr's and the leftmost's vruntime, never backwards.
+// `leaving` (being dequeued) counts as neither.
+void update_min_vruntime_cfs(Rq& rq, const Task* leaving) {
+  Task* curr = cfs_curr(rq);
+  if (curr == leaving) curr = nullptr;
+  const Task* left = cfs_leftmost(rq, leaving);
+  int64_t v = rq.min_vruntime;
+  if (curr) v = curr->vruntime;
+  if (left) v = curr ? std::min(v, left->vruntime) : left->vruntime;
+  rq.min_vruntime = std::max(rq.min_vruntime, v);
+}
+
+// sched_slice(): p's share of the period (sched_latency, or nr x min_granularity past
+// sched_nr_latency tasks) by weight, counting p as queued if it is not; at least min_granularity
+// (BASE_SLICE). ALT_PERIOD's h_nr_running is nr_running without group scheduling.
+int64_t sched_slice_cfs(const Kernel& k, const Rq& rq, const Task* p) {
+  const CfsTunables t = cfs_tunables(k);
+  int64_t nr = 0, load = 0;
+  bool queued = false;
+  for (const Task* q : rq.cfs) {
+    ++nr, load += q->weight;
+    queued |= q == p;
+  }
+  if (const Task* curr = cfs_curr(rq)) {
+    ++nr, load += curr->weight;
+    queued |= curr == p;
+  }
+  if (!queued) ++nr, load += p->weight;
+  const int64_t period = nr > t.nr_latency ? nr * t.min_granularity_ns : t.latency_ns;
+  return std::max(period * p->weight / load, t.min_granularity_ns);
+}
+
+namespace {
+
+// enqueue_entity(): a task whose vruntime belongs to another rq is renormalized to this one
+// (vruntime - old min_vruntime + this min_vruntime: migrate_task_rq_fair() / dequeue without
+// DEQUEUE_SLEEP, then the enqueue); place_entity() for a wakeup (GENTLE_FAIR_SLEEPERS: at most
+// sched_latency / 2 behind min_vruntime) and a new task (START_DEBIT: min_vruntime + vslice).
+void enqueue_task_cfs(Kernel& k, Rq& rq, Task* p) {
+  update_curr(k, rq);
+  if (p->new_task) {
+    p->vruntime = rq.min_vruntime + calc_delta_fair(sched_slice_cfs(k, rq, p), p);
+    p->new_task = false;
+    rq.c.cfs_place_fork++;
+  } else {
+    if (p->cfs_rq_cpu >= 0 && p->cfs_rq_cpu != rq.cpu)
+      p->vruntime += rq.min_vruntime - k.rq(p->cfs_rq_cpu).min_vruntime;
+    if (p->cfs_sleeper) {
+      const int64_t floor = rq.min_vruntime - cfs_tunables(k).latency_ns / 2;
+      if (p->vruntime < floor) {
+        p->vruntime = floor;
+        rq.c.cfs_sleeper_capped++;
+      }
+    }
+  }
+  p->cfs_sleeper = false;
+  p->cfs_rq_cpu = rq.cpu;
+  if (k.checking()) k.check_placed(p);
+  rq.cfs.push_back(p);
+}
+
+// dequeue_entity() of curr (it blocks or moves): drop it from the buddies; min_vruntime without
+// it. A sleep keeps the absolute vruntime for the next wakeup's placement.
+void dequeue_task_cfs(Kernel& k, Rq& rq, Task* p) {
+  update_curr(k, rq);
+  cfs_clear_buddies(rq, p);
+  p->cfs_sleeper = p->state != TaskState::Running;
+  p->cfs_rq_cpu = rq.cpu;
+  update_min_vruntime_cfs(rq, p);
+}
+
+// pick_next_entity() (prev already back in the queue): the leftmost; the skip buddy passed over
+// if the second is within wakeup_gran of it; then the next buddy, else the last buddy, if within
+// wakeup_gran of the leftmost. The picked task stops being a buddy.
+Task* pick_task_cfs(Kernel& k, Rq& rq) {
+  if (rq.cfs.empty()) return nullptr;
+  Task* left = cfs_leftmost(rq);
+  Task* se = left;
+  if (rq.cfs_skip == se) {
+    Task* second = cfs_leftmost(rq, se);
+    if (second && cfs_wakeup_preempt_entity(k, second, left) < 1) se = second;
+  }
+  if (rq.cfs_next && cfs_queued(rq, rq.cfs_next) && cfs_wakeup_preempt_entity(k, rq.cfs_next, left) < 1) {
+    se = rq.cfs_next;
+    rq.c.cfs_pick_next_buddy++;
+  } else if (rq.cfs_last && cfs_queued(rq, rq.cfs_last) &&
+             cfs_wakeup_preempt_entity(k, rq.cfs_last, left) < 1) {
+    se = rq.cfs_last;
+    rq.c.cfs_pick_last_buddy++;
+  }
+  cfs_clear_buddies(rq, se);
+  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), se));
+  return se;
+}
+
+// set_next_entity() when the pick is another task than prev (with group scheduling, as the
+// distributions build it, a prev picked again keeps its prev_sum_exec_runtime).
+int64_t set_next_task_cfs(Kernel& k, Rq& rq, Task* p) {
+  p->exec_start = k.now();
+  if (p != rq.curr) p->prev_sum_exec_runtime = p->sum_exec_runtime;
+  return 0;
+}
+
+// check_preempt_wakeup(): the wakee preempts when curr's vruntime is ahead of its own by more
+// than wakeup_gran; it becomes the next buddy, and curr the last buddy when the rq has
+// sched_nr_latency tasks (LAST_BUDDY).
+bool wakeup_preempt_cfs(Kernel& k, Rq& rq, Task* p) {
+  Task* curr = rq.curr;
+  if (rq.need_resched || !k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
+  update_curr(k, rq);
+  if (cfs_wakeup_preempt_entity(k, curr, p) != 1) {
+    rq.c.cfs_wakeup_within_gran++;
+    return false;
+  }
+  rq.cfs_next = p;
+  rq.c.cfs_wakeup_preempt++;
+  const int64_t nr = static_cast<int64_t>(rq.cfs.size()) + (cfs_curr(rq) ? 1 : 0);
+  if (curr->on_rq && nr >= cfs_tunables(k).nr_latency) rq.cfs_last = curr;
+  return true;
+}
+
+// entity_tick() -> check_preempt_tick() with more than one fair task: preempt once curr has run
+// its sched_slice() since it was switched in (and stop it being a buddy); after min_granularity,
+// also when its vruntime is ahead of the leftmost's by more than that slice.
+void task_tick_cfs(Kernel& k, Rq& rq, Task* curr) {
+  update_curr(k, rq);
+  if (rq.cfs.empty()) return;  // cfs_rq->nr_running == 1
+  const int64_t ideal = sched_slice_cfs(k, rq, curr);
+  const int64_t ran = curr->sum_exec_runtime - curr->prev_sum_exec_runtime;
+  if (ran > ideal) {
+    rq.need_resched = true;
+    rq.c.cfs_tick_preempt_slice++;
+    cfs_clear_buddies(rq, curr);
+    return;
+  }
+  if (ran < cfs_tunables(k).min_granularity_ns) return;
+  const Task* left = cfs_leftmost(rq);
+  if (curr->vruntime - left->vruntime > ideal) {
+    rq.need_resched = true;
+    rq.c.cfs_tick_preempt_ahead++;
+  }
+}
+
+// yield_task_fair() (CFS): alone it does nothing; otherwise curr is no buddy but the skip one.
+void yield_task_cfs(Kernel& k, Rq& rq) {
+  Task* p = rq.curr;
+  if (rq.nr_running <= 1) return;
+  cfs_clear_buddies(rq, p);
+  update_curr(k, rq);
+  rq.cfs_skip = p;
+}
+
+}  // namespace
+
+void detach_task_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF)) {
+    cfs_clear_buddies(rq, p);
+    p->cfs_rq_cpu = rq.cpu;
+    update_min_vruntime_cfs(rq, p);
+    return;
+  }
+  int64_t V = avg_vruntime(rq);
+  p->vlag = V - p->vruntime;
+}
+
 // --- the fair class -------------------------------------------------------------------------
 
 namespace {
 
 void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF)) return enqueue_task_cfs(k, rq, p);
   update_curr(k, rq);
   place_entity(rq, p);
   if (k.checking()) k.check_placed(p);
@@ -101,6 +340,7 @@ void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
 
 // dequeue_entity(): remember the lag (clamped) for the next placement.
 void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF)) return dequeue_task_cfs(k, rq, p);
   update_curr(k, rq);
   int64_t V = avg_vruntime(rq);
   int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_period_ns());
@@ -109,7 +349,8 @@ void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
 
 void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
 
-Task* pick_task_fair(Kernel&, Rq& rq) {
+Task* pick_task_fair(Kernel& k, Rq& rq) {
+  if (!k.f.on(Feature::EEVDF)) return pick_task_cfs(k, rq);
   if (rq.cfs.empty()) return nullptr;
   Task* next = pick_eevdf(rq);
   rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
@@ -118,7 +359,8 @@ Task* pick_task_fair(Kernel&, Rq& rq) {
 
 // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
 // charged to it and its time waiting in the queue is not.
-int64_t set_next_task_fair(Kernel& k, Rq&, Task* p) {
+int64_t set_next_task_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF)) return set_next_task_cfs(k, rq, p);
   p->exec_start = k.now();
   return 0;
 }
@@ -126,6 +368,7 @@ int64_t set_next_task_fair(Kernel& k, Rq&, Task* p) {
 // check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick. Left out:
 // RUN_TO_PARITY, PREEMPT_SHORT, buddies.
 bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF)) return wakeup_preempt_cfs(k, rq, p);
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
   return pick_eevdf(rq) == p;
@@ -133,6 +376,7 @@ bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
 
 // task_tick_fair(): a slice used up gets a new deadline; preempt if someone else is queued.
 void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
+  if (!k.f.on(Feature::EEVDF)) return task_tick_cfs(k, rq, curr);
   update_curr(k, rq);
   if (curr->vruntime >= curr->deadline) {
     curr->deadline = curr->vruntime + curr->slice;
@@ -144,6 +388,7 @@ void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
 // (weighted) slice out, so pick_eevdf() prefers another eligible task if there is one. Left
 // out: buddies (not modeled).
 void yield_task_fair(Kernel& k, Rq& rq) {
+  if (!k.f.on(Feature::EEVDF)) return yield_task_cfs(k, rq);
   Task* p = rq.curr;
   if (rq.nr_running <= 1) return;
   update_curr(k, rq);

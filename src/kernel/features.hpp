@@ -27,7 +27,10 @@ namespace schedlab::kernel {
   FEATURE(WA_WEIGHT, true, "wake_affine() compares the two CPUs' load")                          \
   FEATURE(WA_BIAS, true, "wake_affine() biases the load comparison to prev")                     \
   FEATURE(WAKEUP_PREEMPTION, true, "a woken task may preempt the current one (EEVDF pick)")      \
-  FEATURE(NEWIDLE_BALANCE, true, "pull work when a CPU is about to go idle (newidle_balance)")
+  FEATURE(NEWIDLE_BALANCE, true, "pull work when a CPU is about to go idle (newidle_balance)")    \
+  FEATURE(EEVDF, true,                                                                           \
+          "the fair class picks and preempts by EEVDF (v6.6, 147f3efaa241); off: the CFS rules "  \
+          "before v6.6 (wakeup_gran, GENTLE_FAIR_SLEEPERS, START_DEBIT, sched_slice(), buddies)")
 
 enum class Feature : int {
 #define SCHEDLAB_FEATURE_ENUM(name, on, meaning) name,

@@ -123,6 +123,11 @@ struct alignas(128) Rq {
   bool ttwu_pending = false;
   SpinLock lock;                // rq->__lock (lock.hpp)
   std::vector<Task*> cfs;       // queued fair tasks other than curr
+  // CFS (NO_EEVDF): cfs_rq->min_vruntime and the buddies (cfs_rq->next, ->last, ->skip).
+  int64_t min_vruntime = 0;
+  Task* cfs_next = nullptr;
+  Task* cfs_last = nullptr;
+  Task* cfs_skip = nullptr;
   std::vector<Task*> rt;        // queued RT tasks other than curr
   std::vector<Task*> wake_list; // TTWU entries on call_single_queue
   std::vector<Task*> ttwu_inflight;  // taken off the queue by a flush, not yet enqueued
@@ -246,6 +251,19 @@ int64_t avg_vruntime(const Rq& rq);
 void update_curr(Kernel& k, Rq& rq);
 void place_entity(Rq& rq, Task* p);
 Task* pick_eevdf(Rq& rq);
+// detach_task() of a queued fair task from `rq` (load balance): EEVDF keeps its lag; CFS drops it
+// from rq's buddies (its vruntime is renormalized when it is enqueued on the new rq).
+void detach_task_fair(Kernel& k, Rq& rq, Task* p);
+// CFS (NO_EEVDF): the sysctls as the kernel scales them (derived from base_slice_ns), ns.
+struct CfsTunables {
+  int64_t latency_ns = 0;             // sysctl_sched_latency
+  int64_t min_granularity_ns = 0;     // sysctl_sched_min_granularity (= base_slice_ns)
+  int64_t wakeup_granularity_ns = 0;  // sysctl_sched_wakeup_granularity
+  int64_t nr_latency = 0;             // sched_nr_latency (tasks)
+};
+CfsTunables cfs_tunables(const Kernel& k);
+void update_min_vruntime_cfs(Rq& rq, const Task* leaving);
+int64_t sched_slice_cfs(const Kernel& k, const Rq& rq, const Task* p);
 int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost);
 bool wake_wide(const Kernel& k, const Task* waker, const Task* p);

@@ -47,6 +47,12 @@ struct Task {
   Time last_arrival;             // sched_info.last_arrival: last switch-in (schedstat rq_cpu_time)
   int64_t sum_exec_runtime = 0;  // se.sum_exec_runtime: ns on a CPU (update_curr())
   bool new_task = true;
+  // CFS entity (NO_EEVDF, before v6.6): vruntime above is then absolute on the runqueue of
+  // cfs_rq_cpu (the last one p was dequeued from or enqueued on; -1: never queued), and
+  // cfs_sleeper says the last dequeue was a sleep (the next enqueue is a wakeup: place_entity()).
+  int64_t prev_sum_exec_runtime = 0;  // se.prev_sum_exec_runtime: sum_exec_runtime at switch-in
+  int cfs_rq_cpu = -1;
+  bool cfs_sleeper = false;
 
   // wake_wide() / select_idle_sibling() bookkeeping
   int recent_used_cpu = -1;
