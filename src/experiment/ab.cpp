@@ -62,6 +62,16 @@ std::vector<CounterMetric> ab_counters(const AbSpec& spec) {
       }, stats::Direction::Neutral);
     }
   }
+  // The CFS era's counters (0 under EEVDF) when either side runs it.
+  if (!fa.on(Feature::EEVDF) || !fb.on(Feature::EEVDF)) {
+    rows("cfs_wakeup_preempt", "count", &CpuCounters::cfs_wakeup_preempt, stats::Direction::Neutral);
+    rows("cfs_wakeup_within_gran", "count", &CpuCounters::cfs_wakeup_within_gran, stats::Direction::Neutral);
+    rows("cfs_sleeper_capped", "count", &CpuCounters::cfs_sleeper_capped, stats::Direction::Neutral);
+    rows("cfs_tick_preempt_slice", "count", &CpuCounters::cfs_tick_preempt_slice, stats::Direction::Neutral);
+    rows("cfs_tick_preempt_ahead", "count", &CpuCounters::cfs_tick_preempt_ahead, stats::Direction::Neutral);
+    rows("cfs_pick_next_buddy", "count", &CpuCounters::cfs_pick_next_buddy, stats::Direction::Neutral);
+    rows("cfs_pick_last_buddy", "count", &CpuCounters::cfs_pick_last_buddy, stats::Direction::Neutral);
+  }
   out.push_back({"kernel_time_pct", "%", [counters, cpus](const RunResult& r) {
                    double t = static_cast<double>(r.simulated_ns) *
                               (cpus.empty() ? r.nr_cpus : static_cast<int>(cpus.size()));
