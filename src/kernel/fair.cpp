@@ -2,6 +2,7 @@
 // path select_task_rq_fair() -> wake_affine() -> select_idle_sibling() -> select_idle_cpu(),
 // fork placement. Load balancing is in balance.cpp.
 #include <algorithm>
+#include <cstdint>
 
 #include "kernel/change.hpp"
 #include "kernel/sched.hpp"
@@ -72,9 +73,14 @@ void place_entity(Rq& rq, Task* p) {
 }
 
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
-// the queued tasks and curr if it is a runnable fair task.
-Task* pick_eevdf(Rq& rq) {
+// the queued tasks and curr if it is a runnable fair task. With `protect`, an eligible curr
+// still short of its se->vprot is the pick (RUN_TO_PARITY; __pick_eevdf() tests eligibility
+// first, so an ineligible curr is never protected).
+Task* pick_eevdf(Rq& rq, bool protect) {
   int64_t V = avg_vruntime(rq);
+  Task* curr = rq.curr;
+  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
+  if (protect && curr_fair && curr->vruntime <= V && curr->vruntime < curr->vprot) return curr;
   Task* best = nullptr;
   Task* first = nullptr;
   auto consider = [&](Task* t) {
@@ -83,10 +89,33 @@ Task* pick_eevdf(Rq& rq) {
     if (!best || t->deadline < best->deadline) best = t;
   };
   for (Task* t : rq.cfs) consider(t);
-  Task* curr = rq.curr;
-  if (curr != rq.idle && curr->on_rq && !curr->is_rt()) consider(curr);
+  if (curr_fair) consider(curr);
   return best ? best : first;
 }
+
+namespace {
+
+// cfs_rq_min_slice(): the shortest slice among curr (if queued) and the queued entities.
+int64_t cfs_rq_min_slice(const Rq& rq, const Task* curr) {
+  int64_t m = curr ? curr->slice : INT64_MAX;
+  for (const Task* t : rq.cfs) m = std::min(m, t->slice);
+  return m;
+}
+
+// set_protect_slice() at pick time (set_next_entity()): with RUN_TO_PARITY the picked task is
+// protected up to its deadline, or for the shortest slice on the rq if that is shorter
+// (v6.17's "Limit run to parity to the min slice of enqueued entities").
+void set_protect_slice(Kernel& k, const Rq& rq, Task* p) {
+  if (!k.f.on(Feature::RUN_TO_PARITY)) {
+    p->vprot = p->vruntime;  // no protection
+    return;
+  }
+  const int64_t slice = std::min(cfs_rq_min_slice(rq, nullptr), p->slice);
+  p->vprot = p->deadline;
+  if (slice != p->slice) p->vprot = std::min(p->vprot, p->vruntime + slice * kNice0Load / p->weight);
+}
+
+}  // namespace
 
 // --- the fair class -------------------------------------------------------------------------
 
@@ -118,17 +147,28 @@ Task* pick_task_fair(Kernel&, Rq& rq) {
 
 // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
 // charged to it and its time waiting in the queue is not.
-int64_t set_next_task_fair(Kernel& k, Rq&, Task* p) {
+int64_t set_next_task_fair(Kernel& k, Rq& rq, Task* p) {
   p->exec_start = k.now();
+  set_protect_slice(k, rq, p);
   return 0;
 }
 
-// check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick. Left out:
-// RUN_TO_PARITY, PREEMPT_SHORT, buddies.
+// check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick, curr's slice
+// protection included (RUN_TO_PARITY: an eligible curr short of its vprot keeps the CPU). With
+// PREEMPT_SHORT a wakee with a shorter slice cancels that protection first. A wakee that does
+// not preempt tightens the protection to the shortest slice now queued
+// (update_protect_slice()). Left out: buddies (NEXT_BUDDY is off by default).
 bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
-  return pick_eevdf(rq) == p;
+  Task* curr = rq.curr;
+  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
+  if (curr_fair && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice)
+    curr->vprot = std::min(curr->vprot, curr->vruntime);  // cancel_protect_slice()
+  if (pick_eevdf(rq, true) == p) return true;
+  if (curr_fair && k.f.on(Feature::RUN_TO_PARITY))
+    curr->vprot = std::min(curr->vprot, curr->vruntime + cfs_rq_min_slice(rq, curr) * kNice0Load / curr->weight);
+  return false;
 }
 
 // task_tick_fair(): a slice used up gets a new deadline; preempt if someone else is queued.
@@ -148,6 +188,7 @@ void yield_task_fair(Kernel& k, Rq& rq) {
   if (rq.nr_running <= 1) return;
   update_curr(k, rq);
   p->deadline += p->slice * kNice0Load / p->weight;
+  p->vprot = std::min(p->vprot, p->vruntime);  // the old deadline's protection goes with it
 }
 
 }  // namespace
