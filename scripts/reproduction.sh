@@ -4,13 +4,15 @@
 # (e.g. `--runs 2`, or case names for a partial table written elsewhere with OUT=...).
 # Takes about 1,040 CPU-seconds (2026-12-02, 24 cases, warm start, seeds growing to 24 per side),
 # about 9 minutes on 2 free cores; with --convergence (make reproduce) 3,165 CPU-seconds, 28 minutes
-# wall on a quiet 2-core machine. Progress goes to stderr.
+# wall on a quiet 2-core machine (2026-12-03 on baefca1: 22 CPU-minutes, 16:56 wall with a helper
+# building beside it). Progress goes to stderr. The file ends with "Counts over time": the
+# previous file's lines are kept and this run's count line is added with the date and commit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SCHEDLAB=${SCHEDLAB:-$root/build/schedlab}
 OUT=${OUT:-$root/docs/reproduction.md}
 tmp=$(mktemp "${OUT}.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.body"' EXIT
 
 args=""
 for a in "$@"; do args+=" $(printf '%q' "$a")"; done
@@ -84,8 +86,22 @@ How to read the table:
   are compared through the feature that differs only.
 
 HEADER
-  "$SCHEDLAB" reproduce --format markdown "$@"
+  "$SCHEDLAB" reproduce --format markdown "$@" | tee "$tmp.body"
+  # The counts over time: the previous file's list (kept), then this run's count line.
+  echo
+  echo "## Counts over time"
+  echo
+  echo "Each regeneration of this file adds a line: the date, the commit it ran on (for lines before 2026-12-03 10:00 UTC, the commit that recorded the file), the \`reproduce\` arguments, and the count line above."
+  echo
+  if [ -f "$OUT" ]; then
+    sed -n '/^## Counts over time$/,$p' "$OUT" | grep '^- ' || true
+  fi
+  rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no -- src 2>/dev/null)" ]; then rev="$rev+changes"; fi
+  counts=$(grep -E '^[0-9]+ of [0-9]+ in band' "$tmp.body" | head -1)
+  echo "- $(date -u +%Y-%m-%d), $rev (\`--format markdown${args}\`): ${counts:-no count line}"
 } > "$tmp"
+rm -f "$tmp.body"
 mv "$tmp" "$OUT"
 trap - EXIT
 echo "wrote $OUT" >&2

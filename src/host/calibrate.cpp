@@ -1030,15 +1030,30 @@ void apply_context_switch(CostSetter& cs) {
       "futex_pingpong_same_cpu_half ({:.0f}) - futex_wake - futex_wait ({:.0f} left) - ttwu - enqueue - dequeue - "
       "schedule - pick_next_task ({:.0f})",
       x->value_ns, rest, others);
-  bool scaled = false;
-  if (v < 0.1 * rest && others + base_cs > 0) {
-    v = std::max(0.0, rest) * base_cs / (others + base_cs);
-    scaled = true;
-    formula += fmt::format("; under 10% of what is left, so SCALED: {:.0f} x base share {:.2f}", std::max(0.0, rest),
-                           base_cs / (others + base_cs));
+  if (v >= 0.1 * rest || others + base_cs <= 0) {
+    cs.set("context_switch_ns", v, 0, formula, x->cov);
+    return;
   }
-  cs.set("context_switch_ns", v, 0, formula, x->cov);
-  cs.out.back().floored = cs.out.back().floored || scaled;
+  // Every cost of the path is then scaled by the same factor, so that the half round trip the
+  // model rebuilds from them is the one measured (scaling the switch alone left the base's
+  // others in place: the self-check's same-CPU ping-pongs came out about twice as slow).
+  const double scale = std::max(0.0, rest) / (others + base_cs);
+  struct Part {
+    const char* key;
+    int64_t base;
+  };
+  const Part parts[] = {{"context_switch_ns", k.context_switch_ns}, {"ttwu_ns", k.ttwu_ns},
+                        {"enqueue_ns", k.enqueue_ns},               {"dequeue_ns", k.dequeue_ns},
+                        {"schedule_ns", k.schedule_ns},             {"pick_next_task_ns", k.pick_next_task_ns}};
+  for (const Part& part : parts) {
+    const double base = static_cast<double>(part.base);
+    cs.set(part.key, base * scale, 0,
+           fmt::format("{}; under 10% of what is left, so SCALED with ttwu, enqueue, dequeue, schedule, "
+                       "pick_next_task and context_switch: base {:.0f} x {:.3f} ({:.0f} left / their base sum {:.0f})",
+                       formula, base, scale, std::max(0.0, rest), others + base_cs),
+           x->cov);
+    cs.out.back().floored = true;
+  }
 }
 
 void apply_fork_exit(CostSetter& cs) {

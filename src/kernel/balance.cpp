@@ -426,7 +426,7 @@ static void kick_ilb(Kernel& k, Rq& rq, uint8_t flags, int64_t& cost) {
   cost += k.remote_read(rq.cpu, ilb);  // atomic_fetch_or() on its nohz_flags
   if (old & NOHZ_KICK_MASK) return;
   rq.c.nohz_ilb_kick++;
-  Csd csd{rq.cpu, 0, false, nullptr, CsdFunc::NohzIdleBalance};
+  Csd csd{.src_cpu = rq.cpu, .func = CsdFunc::NohzIdleBalance};
   cost += smp_call_function_single(k, rq, ilb, csd);
 }
 

@@ -51,10 +51,9 @@ void line_write(CacheLine& line, int cpu);
 // in flight plus the transfer from the writer, counted on `cpu`'s counters by class.
 int64_t line_read(Kernel& k, CacheLine& line, LineClass cls, int cpu, Time at);
 
-// The same read for a loop of many reads by one CPU of one class (select_idle_cpu()'s scan):
-// the counts go to `tally`, which the loop adds to the reader's counters once at its end
-// (line_read_flush()); the line's state changes as line_read() changes it. Inline: the scan of
-// a busy LLC reads one line per CPU.
+// The same read with its counts going to `tally` (line_read() is this and line_read_flush()):
+// a loop of many reads by one CPU of one class (select_idle_cpu()'s scan) adds them to the
+// reader's counters once at its end. Inline: the scan of a busy LLC reads one line per CPU.
 struct LineTally {
   int64_t transfers = 0, transfer_ns = 0, waits = 0, wait_ns = 0;
 };
@@ -64,7 +63,11 @@ inline int64_t line_read_tallied(const Kernel& k, CacheLine& line, int cpu, Time
   line.sharers()[cpu >> 6] |= uint64_t{1} << (cpu & 63);
   line.shared = true;
   const int64_t transfer = k.remote_read(line.writer, cpu);
-  const bool in_flight = at >= line.busy_from && at < line.free_at;  // as in line_read()
+  // A read during the line's last transfer waits for its end; one that comes after it books
+  // the line from `at`. Reads are decided ahead of time (`at` is now plus the caller's work so
+  // far), so a read can be decided after a later one: it does not wait for that later transfer
+  // and leaves its booking as it is (the two may overlap by less than a transfer).
+  const bool in_flight = at >= line.busy_from && at < line.free_at;
   const Time start = in_flight ? line.free_at : at;
   const int64_t wait = (start - at).count();
   if (start >= line.free_at) {

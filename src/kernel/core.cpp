@@ -337,8 +337,9 @@ int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, boo
     k.rq(this_cpu).c.ttwu_local++;
   else
     k.rq(this_cpu).c.ttwu_remote++;
-  if (int l = lowest_sd_level_spanning(k.rq(this_cpu), cpu); cpu != this_cpu && l >= 0)
-    k.rq(this_cpu).c.ttwu_wake_remote[l]++;  // ttwu_stat()
+  if (cpu != this_cpu)
+    if (int l = lowest_sd_level_spanning(k.topo, k.rq(this_cpu), cpu); l >= 0)
+      k.rq(this_cpu).c.ttwu_wake_remote[l]++;  // ttwu_stat()
   c += ttwu_queue(k, this_cpu, p, cpu, c, at);
   return c;
 }

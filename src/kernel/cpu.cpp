@@ -129,14 +129,20 @@ void Cpu::note_beside_poll() {
 
 // --- kernel chains --------------------------------------------------------------------------
 
-void Cpu::run_steps(Continuation then) {
+void Cpu::run_steps(const Continuation& then) {
   set_mode(Mode::Kernel);
   after_steps_ = then;
   step_next();
 }
 
+// A step's effect may push steps (and so move the vector): it runs on a copy of the step, made
+// only when there is an effect.
 void Cpu::step_next() {
   while (head_ < steps_.size() && steps_[head_].ns <= 0) {
+    if (steps_[head_].done == StepDone::None) {
+      ++head_;
+      continue;
+    }
     KernelStep s = steps_[head_++];
     step_effect(s);
   }
@@ -144,7 +150,7 @@ void Cpu::step_next() {
     steps_.clear();
     head_ = 0;
     Continuation r = after_steps_;
-    after_steps_ = Resume::None;
+    after_steps_.clear();
     resume(r);
     return;
   }
@@ -155,10 +161,13 @@ void Cpu::step_next() {
 }
 
 void Cpu::step_done() {
-  KernelStep s = steps_[head_++];
-  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), s.path);
-  if (!s.irqs_on) rq_->c.irqs_off_ns += (k_->now() - kstep_start_).count();
-  step_effect(s);
+  const KernelStep& cur = steps_[head_++];
+  if (k_->sink) k_->sink->kernel_slice(cpu_, kstep_start_, k_->now(), cur.path);
+  if (!cur.irqs_on) rq_->c.irqs_off_ns += (k_->now() - kstep_start_).count();
+  if (cur.done != StepDone::None) {
+    KernelStep s = cur;
+    step_effect(s);
+  }
   step_next();
 }
 
@@ -394,7 +403,7 @@ void Cpu::continue_task() {
       }
       case Action::CallFunc: {
         // smp_call_function_single() runs in task context with interrupts enabled.
-        Csd csd{cpu_, a.ns, a.wait, a.wait ? p : nullptr};
+        Csd csd{.src_cpu = cpu_, .wait = a.wait, .handler_ns = a.ns, .waiter = a.wait ? p : nullptr};
         if (a.wait) p->waiting_csd = true;
         smp_call_function_single_from_task(k, rq, a.cpu, csd);
         run_steps(Resume::ReturnToTask);
@@ -454,7 +463,7 @@ bool Cpu::tick_pending() const {
   return false;
 }
 
-void Cpu::process_pending_irqs(Continuation then) {
+void Cpu::process_pending_irqs(const Continuation& then) {
   if (pending_irqs_.empty()) {
     resume(then);
     return;
@@ -466,7 +475,7 @@ void Cpu::process_pending_irqs(Continuation then) {
   handle_irq(irq, Resume::ProcessPendingIrqs);
 }
 
-void Cpu::handle_irq(const Irq& irq, Continuation then) {
+void Cpu::handle_irq(const Irq& irq, const Continuation& then) {
   push_irq_steps(irq);
   run_steps(then);
 }

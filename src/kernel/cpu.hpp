@@ -79,6 +79,8 @@ struct ChangeArgs {  // Change: which change resumes, at which of its points
 
 // A resume point with its payload. Points without arguments convert from Resume; the others are
 // made by their named constructor and read by their accessor (only the resumed step reads it).
+// Passed by reference: a by-value copy of a temporary just built (a one-byte point, a 16-byte
+// payload) reads it back in other widths than it was stored, a store-forwarding stall per call.
 class Continuation {
  public:
   constexpr Continuation(Resume r = Resume::None) : at_(r) {}  // NOLINT: implicit on purpose
@@ -103,6 +105,10 @@ class Continuation {
     return c;
   }
   Resume at() const { return at_; }
+  // Resume::None, the payload left as it was (nothing reads it then): one byte stored, where
+  // assigning a fresh Continuation built it on the stack and read it back in other widths (a
+  // store-forwarding stall on every chain's end).
+  void clear() { at_ = Resume::None; }
   const SwitchArgs& switch_args() const { return p_.sw; }
   const IdleStateArgs& idle_state() const { return p_.idle; }
   const ChangeArgs& change_args() const { return p_.change; }
@@ -133,21 +139,26 @@ enum class StepDone : uint8_t {
 // One piece of kernel work on a CPU: `ns` of `path`, then `done` takes effect with the step's
 // own arguments. A step runs with interrupts disabled unless `irqs_on`: then an interrupt is
 // taken at once and the rest of the step runs after its handler.
+// (ns first and the one-byte fields together: 48 bytes, copied per pushed and per run step.)
 struct KernelStep {
-  KernelPath path;
-  int64_t ns;
+  int64_t ns = 0;
+  KernelPath path{};
   StepDone done = StepDone::None;
   IpiKind ipi = IpiKind::Reschedule;  // IpiExit
   bool irqs_on = false;
   uint32_t count = 0;                 // TtwuPending
   int target = -1;                    // CsdQueue..CsdIpi: the target CPU
   Csd csd{};                          // CsdQueue: the csd being queued; CsdUnlock: its waiter
+  KernelStep() = default;
+  KernelStep(KernelPath p, int64_t n, StepDone d = StepDone::None) : ns(n), path(p), done(d) {}
   static KernelStep irqs_enabled(KernelPath p, int64_t ns) {
     KernelStep s{p, ns};
     s.irqs_on = true;
     return s;
   }
 };
+
+static_assert(sizeof(KernelStep) <= 48);
 
 // An event a CPU (or its tick, cpuidle device) owns.
 class Cpu;
@@ -167,10 +178,10 @@ class Cpu {
 
   // --- the kernel chain ---
   // Appends a step to the chain being built (run_steps() starts it).
-  void push_step(KernelPath path, int64_t ns) { steps_.push_back({path, ns}); }
+  void push_step(KernelPath path, int64_t ns) { steps_.emplace_back(path, ns); }
   void push_step(const KernelStep& s) { steps_.push_back(s); }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
-  void run_steps(Continuation then);
+  void run_steps(const Continuation& then);
   bool in_chain() const { return head_ < steps_.size(); }
   // ns from now until the steps pushed so far are done (the rest of the running step
   // included); while an interrupt's or a step effect's steps are being pushed to run first
@@ -202,7 +213,7 @@ class Cpu {
   bool polling_wait() const { return polls_; }
   bool in_kernel() const { return mode_ == Mode::Kernel; }  // in a kernel chain or an interrupt
   void deliver_irq(const Irq& irq);
-  void process_pending_irqs(Continuation then);
+  void process_pending_irqs(const Continuation& then);
   bool irqs_pending() const { return !pending_irqs_.empty(); }
   const Irq* first_pending_irq() const { return pending_irqs_.empty() ? nullptr : &pending_irqs_.front(); }
   bool tick_pending() const;           // a pending interrupt is the tick
@@ -225,7 +236,7 @@ class Cpu {
  private:
   void step_next();
   void step_effect(const KernelStep& s);
-  void handle_irq(const Irq& irq, Continuation then);
+  void handle_irq(const Irq& irq, const Continuation& then);
   void interrupt_step(const Irq& irq);
   double smt_speed() const;
   void refresh_sibling_speed();

@@ -275,8 +275,9 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
       target = this_eff < prev_eff ? this_cpu : -1;
     }
   }
-  if (int l = lowest_sd_level_spanning(k.rq(this_cpu), prev_cpu); target == this_cpu && l >= 0)
-    k.rq(this_cpu).c.ttwu_move_affine[l]++;  // schedstat
+  if (target == this_cpu)
+    if (int l = lowest_sd_level_spanning(k.topo, k.rq(this_cpu), prev_cpu); l >= 0)
+      k.rq(this_cpu).c.ttwu_move_affine[l]++;  // schedstat
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 
@@ -367,6 +368,40 @@ bool select_idle_core(Kernel& k, Rq& this_rq, Task* p, int cpu, int& idle_cpu,
   }
   return all_idle;
 }
+// select_idle_cpu()'s per-CPU scan when no change hooks it, as a tight loop: the line reads'
+// counts are tallied and added once (nothing reads them during the scan), idle_cpu() inline.
+// The same reads in the same order as select_idle_cpu()'s general loop.
+int select_idle_cpu_tight(Kernel& k, Rq& this_rq, const Task* p, const SchedDomainShared& sds,
+                          int start, int nr, int64_t cost, int64_t& scan_cost, bool& cut_off) {
+  const int llc_n = static_cast<int>(sds.cpus.size());
+  const int this_cpu = this_rq.cpu;
+  LineTally tally;
+  int64_t scanned = 0;
+  int found = -1;
+  const Time now = k.now();
+  for (int i = 0, at = start; i < llc_n; ++i) {
+    const int cpu = sds.cpus[at];
+    if (++at == llc_n) at = 0;  // (start + i) % llc_n
+    if (!p->allowed_on(cpu)) continue;
+    if (--nr <= 0) {
+      cut_off = true;
+      break;
+    }
+    Rq& rq = k.rq(cpu);
+    scan_cost += line_read_tallied(k, rq.line, this_cpu, now + Time::ns(cost + scan_cost), tally);
+    ++scanned;
+    // available_idle_cpu(): idle_cpu() inline for an empty rq; one with tasks may still read as
+    // idle while their enqueues are ahead of the read (Rq::enqueue_pending).
+    if (rq.curr == rq.idle && !rq.ttwu_pending &&
+        (rq.nr_running == 0 || available_idle_cpu(k, cpu, cost + scan_cost))) {
+      found = cpu;
+      break;
+    }
+  }
+  this_rq.c.select_idle_cpu_scanned += scanned;
+  line_read_flush(k, LineClass::Rq, this_cpu, tally);
+  return found;
+}
 }  // namespace
 
 // select_idle_cpu(): scan the LLC from target+1, wrapping. SIS_PROP bounds the per-CPU scan by
@@ -423,38 +458,9 @@ int select_idle_cpu(Kernel& k, int this_cpu, Task* p, int target, bool has_idle_
     std::fill(k.fair_scratch().core_seen.begin(), k.fair_scratch().core_seen.end(), 0);
     k.fair_scratch().core_seen_gen = 1;
   }
-  if (!has_idle_core && candidate_hooks.empty() && visit_hooks.empty()) {
-    // The per-CPU scan without hooks, tight: the line reads' counts are tallied and added once
-    // (nothing reads them during the scan), idle_cpu() inline. The same reads in the same order
-    // as the general loop below.
-    LineTally tally;
-    int64_t scanned = 0;
-    const Time now = k.now();
-    for (int i = 0, at = start; i < llc_n; ++i) {
-      const int cpu = sds.cpus[at];
-      if (++at == llc_n) at = 0;  // (start + i) % llc_n
-      if (!p->allowed_on(cpu)) continue;
-      if (--nr <= 0) {
-        cut_off = true;
-        break;
-      }
-      const Rq& rq = k.rq(cpu);
-      scan_cost += line_read_tallied(k, k.rq(cpu).line, this_cpu,
-                                     now + Time::ns(cost + scan_cost), tally);
-      ++scanned;
-      // available_idle_cpu(): idle_cpu() inline for an empty rq; one with tasks may still read
-      // as idle while their enqueues are ahead of the read (Rq::enqueue_pending).
-      if (rq.curr == rq.idle && !rq.ttwu_pending &&
-          (rq.nr_running == 0 || available_idle_cpu(k, cpu, cost + scan_cost))) {
-        found = cpu;
-        break;
-      }
-    }
-    this_rq.c.select_idle_cpu_scanned += scanned;
-    line_read_flush(k, LineClass::Rq, this_cpu, tally);
-  }
-  for (int i = 0, at = start; i < llc_n && found < 0 && !cut_off; ++i) {
-    if (!has_idle_core && candidate_hooks.empty() && visit_hooks.empty()) break;  // done above
+  const bool tight = !has_idle_core && candidate_hooks.empty() && visit_hooks.empty();
+  if (tight) found = select_idle_cpu_tight(k, this_rq, p, sds, start, nr, cost, scan_cost, cut_off);
+  for (int i = 0, at = start; !tight && i < llc_n && found < 0 && !cut_off; ++i) {
     int cpu = sds.cpus[at];
     if (++at == llc_n) at = 0;  // (start + i) % llc_n
     if (!p->allowed_on(cpu)) continue;

@@ -99,12 +99,12 @@ struct NohzState {
 // Softirqs the model raises (include/linux/interrupt.h numbers).
 enum SoftirqNr : uint8_t { SCHED_SOFTIRQ = 7 };
 
-struct Csd {
+struct Csd {  // (the small fields first: 24 bytes, inside each KernelStep)
   int src_cpu = 0;
-  int64_t handler_ns = 0;
   bool wait = false;
-  Task* waiter = nullptr;  // task spinning in csd_lock_wait(), if wait
   CsdFunc func = CsdFunc::None;
+  int64_t handler_ns = 0;
+  Task* waiter = nullptr;  // task spinning in csd_lock_wait(), if wait
 };
 
 // struct rq: the scheduler's per-CPU state. How the CPU executes (its mode, its chain of kernel

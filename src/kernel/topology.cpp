@@ -55,7 +55,7 @@ void build_sched_domains(Kernel& k) {
       prev_size = span.size();
       SchedDomain sd;
       sd.level = level;
-      sd.span = span;
+      sd.span = span;  // lowest_sd_level_spanning() relies on it: the level's topology span
       int64_t w = static_cast<int64_t>(span.size());
       sd.min_interval_ms = w;
       sd.max_interval_ms = 2 * w;

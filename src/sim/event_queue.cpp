@@ -132,8 +132,15 @@ void EventQueue::run(Time until) {
   stopped_ = false;
   while (!stopped_) {
     Event* w = wheel_first();
-    Event* f = far_.empty() ? nullptr : far_first();
-    Event* e = w && (!f || before(*w, *f)) ? w : f;
+    Event* e;
+    // Every far entry, stale or not, has a key no smaller than the heap's top: a wheel event
+    // before the top's key is first without looking at the top's event (the common case).
+    if (w && (far_.empty() || key(w->when_, w->seq_) < far_[0].key)) {
+      e = w;
+    } else {
+      Event* f = far_.empty() ? nullptr : far_first();
+      e = w && (!f || before(*w, *f)) ? w : f;
+    }
     if (!e || e->when_ > until) break;
     if (e == w) {
       // The head of its slot: no previous event in the list.

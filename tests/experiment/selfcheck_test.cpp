@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "experiment/selfcheck.hpp"
+#include "host/calibrate.hpp"
 #include "machine/param_api.hpp"
 
 using namespace schedlab;
@@ -143,4 +144,24 @@ TEST(SelfCheck, WakeLatencyMappingSubtractsWhatTheModelCharges) {
   old.background.clear();
   EXPECT_GT(row(experiment::self_check(old, r), "wake_latency_llc").model_ns,
             r.find("wake_latency_llc")->median_ns + 1000);
+}
+
+// A half ping-pong shorter than the base's scheduler costs explain: calibrate scales every cost of
+// the path (not the switch alone), so the self-check rebuilds about the measured round trip.
+TEST(SelfCheck, ScaledSchedulerCostsRebuildTheSameCpuPingPong) {
+  auto r = samples();
+  for (auto& x : r.measurements) {
+    if (x.key == "futex_wake_nowaiter") x.value_ns = x.median_ns = 80;
+    if (x.key == "futex_wait_eagain") x.value_ns = x.median_ns = 128;
+    if (x.key == "futex_pingpong_same_cpu_half") x.value_ns = x.median_ns = 739;  // 2026-12-03, this VM
+  }
+  auto m = profile();
+  auto updates = host::apply_calibration(m, r);
+  bool scaled = false;
+  for (const auto& u : updates) scaled |= u.key == "costs.schedule_ns" && u.floored;
+  EXPECT_TRUE(scaled);
+  auto rows = experiment::self_check(m, r);
+  const auto& pp = row(rows, "futex_pingpong_same_cpu_half");
+  EXPECT_DOUBLE_EQ(pp.measured_ns, 739);
+  EXPECT_LT(std::abs(pp.error_pct()), 10) << pp.model_ns;  // the self-check's threshold
 }

@@ -144,10 +144,24 @@ TEST(Calibrate, MappingArithmetic) {
   m2.costs.context_switch_ns = 1220;
   r.measurements[2].value_ns = 1000;  // rest = 1000 - 220 = 780, v = 0 < 10% of 780
   auto u = host::apply_calibration(m2, r);
+  // Every cost of the path is scaled by 780 / (780 + 1220) = 0.39, not the switch alone, so the
+  // half round trip rebuilt from them is the measured one (futex 220 + 780 = 1000).
   EXPECT_EQ(m2.costs.context_switch_ns, std::llround(780.0 * 1220 / (780 + 1220)));
-  bool floored = false;
-  for (auto& x : u) floored |= x.key == "costs.context_switch_ns" && x.floored;
-  EXPECT_TRUE(floored);
+  EXPECT_EQ(m2.costs.ttwu_ns, std::llround(200 * 0.39));
+  EXPECT_EQ(m2.costs.enqueue_ns, std::llround(100 * 0.39));
+  EXPECT_EQ(m2.costs.dequeue_ns, std::llround(100 * 0.39));
+  EXPECT_EQ(m2.costs.schedule_ns, std::llround(300 * 0.39));
+  EXPECT_EQ(m2.costs.pick_next_task_ns, std::llround(80 * 0.39));
+  const auto& c2 = m2.costs;
+  EXPECT_NEAR(static_cast<double>(c2.futex_wake_ns + c2.futex_wait_ns + c2.ttwu_ns + c2.enqueue_ns + c2.dequeue_ns +
+                                  c2.schedule_ns + c2.pick_next_task_ns + c2.context_switch_ns),
+              1000, 3);
+  int flagged = 0;
+  for (auto& x : u)
+    flagged += x.floored && (x.key == "costs.context_switch_ns" || x.key == "costs.ttwu_ns" ||
+                             x.key == "costs.enqueue_ns" || x.key == "costs.dequeue_ns" ||
+                             x.key == "costs.schedule_ns" || x.key == "costs.pick_next_task_ns");
+  EXPECT_EQ(flagged, 6);
   // Syscalls (220) longer than the whole half round trip: nothing is attributable to the switch,
   // so it keeps its value and is not among the updates.
   r.measurements[2].value_ns = 200;
