@@ -74,8 +74,8 @@ void place_entity(Rq& rq, Task* p) {
 
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
 // the queued tasks and curr if it is a runnable fair task. With `protect`, an eligible curr
-// still short of its se->vprot is the pick (RUN_TO_PARITY; __pick_eevdf() tests eligibility
-// first, so an ineligible curr is never protected).
+// still short of its se->vprot is the pick (its slice protection; __pick_eevdf() tests
+// eligibility first, so an ineligible curr is never protected).
 Task* pick_eevdf(Rq& rq, bool protect) {
   int64_t V = avg_vruntime(rq);
   Task* curr = rq.curr;
@@ -95,25 +95,39 @@ Task* pick_eevdf(Rq& rq, bool protect) {
 
 namespace {
 
-// cfs_rq_min_slice(): the shortest slice among curr (if queued) and the queued entities.
+// normalized_sysctl_sched_base_slice: the unscaled base slice (0.75 ms), the quantum a picked
+// task is protected for without RUN_TO_PARITY (kernel constant, kernel/sched/fair.c).
+constexpr int64_t kNormalizedBaseSliceNs = 750000;
+
+// calc_delta_fair(): `delta` ns of real time as p's virtual time.
+int64_t calc_delta_fair(int64_t delta, const Task* p) { return delta * kNice0Load / p->weight; }
+
+// cfs_rq_min_slice(): the shortest slice among curr (if given) and the queued entities.
 int64_t cfs_rq_min_slice(const Rq& rq, const Task* curr) {
   int64_t m = curr ? curr->slice : INT64_MAX;
   for (const Task* t : rq.cfs) m = std::min(m, t->slice);
   return m;
 }
 
-// set_protect_slice() at pick time (set_next_entity()): with RUN_TO_PARITY the picked task is
-// protected up to its deadline, or for the shortest slice on the rq if that is shorter
-// (v6.17's "Limit run to parity to the min slice of enqueued entities").
+// set_protect_slice(), from set_next_entity() when another task is picked (a task picked again
+// keeps its vprot: put_prev_set_next_task() does nothing then). The task is protected up to its
+// deadline, or for a shorter slice: with RUN_TO_PARITY the shortest slice queued beside it
+// (v6.17 "Limit run to parity to the min slice of enqueued entities"), without it the
+// normalized base slice (v6.17 "Fix NO_RUN_TO_PARITY case": a minimum quantum).
 void set_protect_slice(Kernel& k, const Rq& rq, Task* p) {
-  if (!k.f.on(Feature::RUN_TO_PARITY)) {
-    p->vprot = p->vruntime;  // no protection
-    return;
-  }
-  const int64_t slice = std::min(cfs_rq_min_slice(rq, nullptr), p->slice);
+  int64_t slice = k.f.on(Feature::RUN_TO_PARITY) ? cfs_rq_min_slice(rq, nullptr) : kNormalizedBaseSliceNs;
+  slice = std::min(slice, p->slice);
   p->vprot = p->deadline;
-  if (slice != p->slice) p->vprot = std::min(p->vprot, p->vruntime + slice * kNice0Load / p->weight);
+  if (slice != p->slice) p->vprot = std::min(p->vprot, p->vruntime + calc_delta_fair(slice, p));
 }
+
+// update_protect_slice(): curr's protection shrinks to the shortest slice now on the rq.
+void update_protect_slice(const Rq& rq, Task* curr) {
+  curr->vprot = std::min(curr->vprot, curr->vruntime + calc_delta_fair(cfs_rq_min_slice(rq, curr), curr));
+}
+
+// protect_slice() is `vruntime < vprot`; cancel_protect_slice() ends it.
+void cancel_protect_slice(Task* p) { p->vprot = std::min(p->vprot, p->vruntime); }
 
 }  // namespace
 
@@ -146,38 +160,45 @@ Task* pick_task_fair(Kernel&, Rq& rq) {
 }
 
 // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
-// charged to it and its time waiting in the queue is not.
+// charged to it and its time waiting in the queue is not. A task other than the one running
+// gets its slice protection (rq.curr is still prev here).
 int64_t set_next_task_fair(Kernel& k, Rq& rq, Task* p) {
   p->exec_start = k.now();
-  set_protect_slice(k, rq, p);
+  if (p != rq.curr) set_protect_slice(k, rq, p);
   return 0;
 }
 
-// check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick, curr's slice
-// protection included (RUN_TO_PARITY: an eligible curr short of its vprot keeps the CPU). With
-// PREEMPT_SHORT a wakee with a shorter slice cancels that protection first. A wakee that does
-// not preempt tightens the protection to the shortest slice now queued
-// (update_protect_slice()). Left out: buddies (NEXT_BUDDY is off by default).
+// check_preempt_wakeup_fair() (v6.17/v6.18): preempt when the wakee is now the pick. An eligible
+// curr short of its vprot is the pick (its slice protection), unless PREEMPT_SHORT and the
+// wakee asks for a shorter slice: then the pick ignores the protection, and the protection is
+// cancelled if the wakee preempts, else (with RUN_TO_PARITY) shrunk to the shortest slice now on
+// the rq. Left out: buddies (NEXT_BUDDY is off by default).
 bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
   Task* curr = rq.curr;
   const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
-  if (curr_fair && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice)
-    curr->vprot = std::min(curr->vprot, curr->vruntime);  // cancel_protect_slice()
-  if (pick_eevdf(rq, true) == p) return true;
-  if (curr_fair && k.f.on(Feature::RUN_TO_PARITY))
-    curr->vprot = std::min(curr->vprot, curr->vruntime + cfs_rq_min_slice(rq, curr) * kNice0Load / curr->weight);
+  const bool preempt_short = curr_fair && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice;
+  if (pick_eevdf(rq, !preempt_short) == p) {
+    if (preempt_short) cancel_protect_slice(curr);
+    return true;
+  }
+  if (preempt_short && k.f.on(Feature::RUN_TO_PARITY)) update_protect_slice(rq, curr);
   return false;
 }
 
-// task_tick_fair(): a slice used up gets a new deadline; preempt if someone else is queued.
+// task_tick_fair() -> update_curr(): a slice used up gets a new deadline; with someone else
+// queued, curr is rescheduled when it did, or when it has run past its slice protection
+// (v6.17: `resched || !protect_slice(curr)`). A task re-picked after a new deadline keeps the
+// old vprot, so from then on only the tick and the pick keep it on the CPU.
 void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
   update_curr(k, rq);
+  bool resched = false;
   if (curr->vruntime >= curr->deadline) {
     curr->deadline = curr->vruntime + curr->slice;
-    if (rq.nr_running > 1) rq.need_resched = true;
+    resched = true;
   }
+  if (rq.nr_running > 1 && (resched || curr->vruntime >= curr->vprot)) rq.need_resched = true;
 }
 
 // yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline moves one
@@ -188,7 +209,6 @@ void yield_task_fair(Kernel& k, Rq& rq) {
   if (rq.nr_running <= 1) return;
   update_curr(k, rq);
   p->deadline += p->slice * kNice0Load / p->weight;
-  p->vprot = std::min(p->vprot, p->vruntime);  // the old deadline's protection goes with it
 }
 
 }  // namespace

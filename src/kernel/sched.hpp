@@ -245,8 +245,10 @@ void do_exit(Kernel& k, Rq& rq, Task* p);
 int64_t avg_vruntime(const Rq& rq);
 void update_curr(Kernel& k, Rq& rq);
 void place_entity(Rq& rq, Task* p);
-// protect: RUN_TO_PARITY's slice protection of a running curr (se->vprot), as __pick_eevdf()'s
-// `protect` argument; the schedule() path picks with curr already put back, so it never applies.
+// protect: the slice protection of a running curr (se->vprot), as __pick_eevdf()'s `protect`
+// argument. The schedule() path picks with curr already put back, so it never applies there (the
+// kernel picks with curr still current: the one case that differs is a protected task that
+// yields, which the kernel picks again).
 Task* pick_eevdf(Rq& rq, bool protect = false);
 int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
 int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost);
