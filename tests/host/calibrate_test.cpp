@@ -32,7 +32,9 @@ TEST(Calibrate, QuickRunGivesSaneValues) {
   EXPECT_GT(r.elapsed_s, 0.0);
   EXPECT_LT(r.elapsed_s, 120.0);  // budgets bound a quick run to a few seconds
   for (const char* key : {"syscall_getppid", "syscall_getpid", "futex_wake_nowaiter", "futex_wait_eagain",
-                          "pipe_write_1b", "pipe_read_1b", "futex_pingpong_same_cpu_half", "pipe_rtt_same_cpu"})
+                          "pipe_write_1b", "pipe_read_1b", "futex_pingpong_same_cpu_half", "pipe_rtt_same_cpu",
+                          "msg_unix_send_same_cpu", "msg_unix_recv_same_cpu", "msg_pipe_write_same_cpu",
+                          "msg_pipe_read_same_cpu"})
     EXPECT_NE(r.find(key), nullptr) << key;
   for (auto& m : r.measurements) {
     EXPECT_TRUE(std::isfinite(m.value_ns)) << m.key;
@@ -56,6 +58,10 @@ TEST(Calibrate, CrossCpuMeasurementsWhenTwoCpus) {
   }
   EXPECT_TRUE(any_cacheline);
   EXPECT_TRUE(any_wake);
+  // The message ping-pong across CPUs runs on the llc class's pair when there is one.
+  if (r.find("cacheline_llc"))
+    for (const char* key : {"msg_unix_send_llc", "msg_unix_recv_llc", "msg_pipe_write_llc", "msg_pipe_read_llc"})
+      EXPECT_NE(r.find(key), nullptr) << key;
 }
 
 TEST(Calibrate, MapsOntoCosts) {
