@@ -146,6 +146,14 @@ CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, con
   } else if (starts(x.key, "pipe_rtt_")) {
     if (int b = partner(m, x.key.substr(9)); b > 0) sim(fmt::format("calib pipe -c 0,{}", b), "usecs_per_op");
     else row.how = kNoPair;
+  } else if (std::smatch s; std::regex_match(x.key, s, std::regex("msg_(unix|pipe)_(send|recv|write|read)_(.+)"))) {
+    // The message ping-pong: one side's cost per message, on one CPU or across a distance class.
+    const bool unix_socket = s[1] == "unix", write_side = s[2] == "send" || s[2] == "write";
+    const std::string where = s[3];
+    const int b = where == "same_cpu" ? 0 : partner(m, where);
+    if (b < 0) row.how = kNoPair;
+    else sim(fmt::format("calib msg -c {}{}", b == 0 ? "0" : fmt::format("0,{}", b), unix_socket ? " -u" : ""),
+             write_side ? "msg_send" : "msg_recv");
   } else if (starts(x.key, "membarrier_ipi_")) {
     std::string cls = x.key.substr(15);
     // The IPI round trip: the call with an IPI less the call without one.

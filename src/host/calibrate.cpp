@@ -254,6 +254,91 @@ Values pipe_pingpong(OpLoop& loop, int a, int b, bool process) {
   return std::vector<double>{v};
 }
 
+// A message ping-pong through a pipe or an AF_UNIX stream socket with no blocking and no wake-up
+// (the method of scripts/variance/crosscpu_msg.cpp): a writes one message of `size` bytes, b
+// reads it, then a writes the next. With a == b one thread does both in turn; with a != b, b's
+// thread spins until the message is there and a's until it has been read, so every write finds
+// the channel last used on b and every read takes a message written on a. Each write and each
+// read is timed on its own, less the median cost of an empty clock pair on its CPU. Batch values:
+// per-message write and read, each the median of `chunks` chunks of `count` messages.
+Values msg_pingpong(int a, int b, bool unix_socket, size_t size, int64_t count, int chunks) {
+  int fd[2];
+  if (unix_socket ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd) != 0
+                  : pipe2(fd, O_NONBLOCK | O_CLOEXEC) != 0)
+    return std::nullopt;
+  const int wfd = unix_socket ? fd[0] : fd[1], rfd = unix_socket ? fd[1] : fd[0];
+  const int64_t total = count * (chunks + 1);  // chunk 0 warms up
+  auto clock_pair = [] {
+    std::vector<double> v;
+    for (int k = 0; k < 201; ++k) {
+      int64_t t0 = now_ns();
+      int64_t t1 = now_ns();
+      v.push_back(static_cast<double>(t1 - t0));
+    }
+    return median_of(v);
+  };
+  // Per-chunk mean of the timed operations, less the clock pair.
+  auto chunk_means = [count](const std::vector<int64_t>& sums, double clock) {
+    std::vector<double> out;
+    for (size_t c = 1; c < sums.size(); ++c)
+      out.push_back(std::max(0.0, static_cast<double>(sums[c]) / static_cast<double>(count) - clock));
+    return out;
+  };
+  std::vector<int64_t> wsum(chunks + 1, 0), rsum(chunks + 1, 0);
+  std::vector<char> wbuf(size, 'x'), rbuf(size);
+  double wclock = 0, rclock = 0;
+  bool ok = true;
+  auto write_one = [&](int64_t i) {
+    int64_t t0 = now_ns();
+    ssize_t n = write(wfd, wbuf.data(), size);
+    wsum[static_cast<size_t>(i / count)] += now_ns() - t0;
+    return n == static_cast<ssize_t>(size);
+  };
+  auto read_one = [&](int64_t i) {
+    int64_t t0 = now_ns();
+    ssize_t n = read(rfd, rbuf.data(), size);
+    rsum[static_cast<size_t>(i / count)] += now_ns() - t0;
+    return n == static_cast<ssize_t>(size);
+  };
+  if (a == b) {
+    ok = on_cpu(a, [&] {
+      wclock = rclock = clock_pair();
+      for (int64_t i = 0; i < total && ok; ++i) ok = write_one(i) && read_one(i);
+    });
+  } else {
+    alignas(64) std::atomic<int64_t> written{0};
+    alignas(64) std::atomic<int64_t> taken{0};
+    std::atomic<bool> failed{false};
+    Partner reader(b, [&](std::atomic<bool>& stop) {
+      rclock = clock_pair();
+      for (int64_t i = 0; i < total; ++i) {
+        while (written.load(std::memory_order_acquire) <= i)
+          if (stop.load() || failed.load()) return;
+          else cpu_relax();
+        if (!read_one(i)) failed.store(true);
+        taken.store(i + 1, std::memory_order_release);
+      }
+    });
+    ok = reader.ok() && on_cpu(a, [&] {
+      wclock = clock_pair();
+      for (int64_t i = 0; i < total && !failed.load(); ++i) {
+        while (taken.load(std::memory_order_acquire) < i)
+          if (failed.load()) return;
+          else cpu_relax();
+        if (!write_one(i)) failed.store(true);
+        written.store(i + 1, std::memory_order_release);
+      }
+      while (taken.load(std::memory_order_acquire) < total && !failed.load()) cpu_relax();
+    });
+    reader.stop([] {});
+    ok = ok && !failed.load();
+  }
+  close(fd[0]);
+  close(fd[1]);
+  if (!ok) return std::nullopt;
+  return std::vector<double>{median_of(chunk_means(wsum, wclock)), median_of(chunk_means(rsum, rclock))};
+}
+
 // Cache-line ping-pong by spinning: each op is one round trip of one line between a and b; the
 // batch value is half of it (one transfer). a != b always (spinning on one CPU would stall).
 Values cacheline_pingpong(OpLoop& loop, int a, int b) {
@@ -644,6 +729,21 @@ void add_syscall_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
          });
 }
 
+// The message ping-pong (msg_pingpong) through an AF_UNIX socket and a pipe, 100 bytes (hackbench's
+// message), between a and b: what a message costs each side on one CPU ("same_cpu") and when it
+// crosses to another CPU of the LLC ("llc"); calibrate maps the difference onto the remote costs.
+void add_msg_specs(SpecList& sl, const CalibrateOptions& opt, const std::string& where, int a, int b) {
+  const int64_t count = opt.quick ? 200 : 1000;
+  const int chunks = opt.quick ? 3 : 7;
+  const std::string on = a == b ? "both ends on one CPU" : "the reader on another CPU of the LLC, spinning";
+  sl.add({{"msg_unix_send_" + where, "send() of a 100-byte AF_UNIX stream message in a ping-pong, " + on, {a, b}},
+          {"msg_unix_recv_" + where, "recv() of that message", {a, b}}},
+         [=] { return msg_pingpong(a, b, true, 100, count, chunks); });
+  sl.add({{"msg_pipe_write_" + where, "write() of a 100-byte message to a pipe in a ping-pong, " + on, {a, b}},
+          {"msg_pipe_read_" + where, "read() of that message", {a, b}}},
+         [=] { return msg_pingpong(a, b, false, 100, count, chunks); });
+}
+
 // fork/exit and the switches of two threads or processes sharing one CPU.
 void add_same_cpu_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
   const std::vector<int> c0 = {cpu0};
@@ -674,6 +774,7 @@ void add_same_cpu_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
            "`taskset -c N perf bench sched pipe` per op)",
            {cpu0, cpu0}}},
          [lp, cpu0] { return pipe_pingpong(*lp, cpu0, cpu0, true); });
+  add_msg_specs(sl, opt, "same_cpu", cpu0, cpu0);
 }
 
 // The futex wake-up latency of a thread blocked on CPU b, woken from CPU a, `gap` ns after it
@@ -717,6 +818,7 @@ void add_class_specs(SpecList& sl, const CalibrateOptions& opt, const std::strin
     add_wake_spec(sl, cls, "_gap5us", a, b, 5000, per_batch);
     add_wake_spec(sl, cls, "_gap500us", a, b, 500000, 20);
   }
+  if (cls == "llc") add_msg_specs(sl, opt, "llc", a, b);
   auto l = sl.loop();
   sl.add({{"pipe_rtt_" + cls,
            fmt::format("pipe round trip (1 byte each way), threads on two CPUs at distance {} (reference: perf "
@@ -1153,6 +1255,22 @@ void apply_background_and_noise(CostSetter& cs) {
   m.noise.tick_phase = true;
 }
 
+// The cross-CPU message costs (optional costs, machine.hpp): what a message crossing CPUs of the
+// LLC costs each side beyond the same message on one CPU, from the same ping-pong both ways.
+void apply_remote_messages(CostSetter& cs) {
+  static const std::pair<const char*, const char*> sides[] = {{"unix_send", "unix_send_remote_ns"},
+                                                               {"unix_recv", "unix_recv_remote_ns"},
+                                                               {"pipe_write", "pipe_write_remote_ns"},
+                                                               {"pipe_read", "pipe_read_remote_ns"}};
+  for (const auto& [side, cost] : sides) {
+    auto same = cs.get(fmt::format("msg_{}_same_cpu", side)), llc = cs.get(fmt::format("msg_{}_llc", side));
+    if (!same || !llc) continue;
+    cs.set(cost, llc->value_ns - same->value_ns, 0,
+           fmt::format("msg_{}_llc ({:.0f}) - msg_{}_same_cpu ({:.0f})", side, llc->value_ns, side, same->value_ns),
+           llc->cov);
+  }
+}
+
 // switch_mm: two processes pay it on every switch, two threads never.
 void apply_switch_mm(CostSetter& cs) {
   if (auto pr = cs.get("pipe_rtt_same_cpu_process"), th = cs.get("pipe_rtt_same_cpu"); pr && th) {
@@ -1286,6 +1404,7 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
   apply_wake_latencies(cs);
   apply_background_and_noise(cs);
   apply_switch_mm(cs);
+  apply_remote_messages(cs);
   // The waker's side of a wakeup IPI, and on a guest the distributions behind it.
   const WakeIpi w = wake_ipi(cs);
   apply_ipi_send(cs, w);

@@ -190,9 +190,9 @@ enum CounterShow : unsigned {
   COUNTER(rq_cpu_time, "ns", 0, "tasks' time on the CPU, switch-in to switch-out (sched_info)")  \
   COUNTER(run_delay, "ns", 0, "tasks' time runnable before switch-in (sched_info run_delay)")    \
   COUNTER(pcount, "count", 0, "tasks switched in (sched_info pcount)")                           \
-  COUNTER(workload_nvcsw, "count", 0,                                                            \
+  COUNTER(workload_nvcsw, "count", kJson,                                                            \
           "switches away from a benchmark task that blocked or exited (its nvcsw)")               \
-  COUNTER(workload_nivcsw, "count", 0,                                                           \
+  COUNTER(workload_nivcsw, "count", kJson,                                                           \
           "switches away from a benchmark task still runnable: preempted, yielded (its nivcsw)") \
   COUNTER(nr_failed_migrations_hot, "count", 0,                                                 \
           "can_migrate_task() left a cache-hot task in place (tasks' nr_failed_migrations_hot)") \

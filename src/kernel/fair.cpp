@@ -2,6 +2,7 @@
 // path select_task_rq_fair() -> wake_affine() -> select_idle_sibling() -> select_idle_cpu(),
 // fork placement. Load balancing is in balance.cpp.
 #include <algorithm>
+#include <cstdint>
 
 #include "kernel/change.hpp"
 #include "kernel/sched.hpp"
@@ -81,9 +82,14 @@ void place_entity(Rq& rq, Task* p) {
 }
 
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
-// the queued tasks and curr if it is a runnable fair task.
-Task* pick_eevdf(Rq& rq) {
+// the queued tasks and curr if it is a runnable fair task. With `protect`, an eligible curr
+// still short of its se->vprot is the pick (its slice protection; __pick_eevdf() tests
+// eligibility first, so an ineligible curr is never protected).
+Task* pick_eevdf(Rq& rq, bool protect) {
   int64_t V = avg_vruntime(rq);
+  Task* curr = rq.curr;
+  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
+  if (protect && curr_fair && curr->vruntime <= V && curr->vruntime < curr->vprot) return curr;
   Task* best = nullptr;
   Task* first = nullptr;
   auto consider = [&](Task* t) {
@@ -92,8 +98,7 @@ Task* pick_eevdf(Rq& rq) {
     if (!best || t->deadline < best->deadline) best = t;
   };
   for (Task* t : rq.cfs) consider(t);
-  Task* curr = rq.curr;
-  if (curr != rq.idle && curr->on_rq && !curr->is_rt()) consider(curr);
+  if (curr_fair) consider(curr);
   return best ? best : first;
 }
 
@@ -326,6 +331,41 @@ void detach_task_fair(Kernel& k, Rq& rq, Task* p) {
   p->vlag = V - p->vruntime;
 }
 
+namespace {
+
+// normalized_sysctl_sched_base_slice: the unscaled base slice (0.75 ms), the quantum a picked
+// task is protected for without RUN_TO_PARITY (kernel constant, kernel/sched/fair.c).
+constexpr int64_t kNormalizedBaseSliceNs = 750000;
+
+// cfs_rq_min_slice(): the shortest slice among curr (if given) and the queued entities.
+int64_t cfs_rq_min_slice(const Rq& rq, const Task* curr) {
+  int64_t m = curr ? curr->slice : INT64_MAX;
+  for (const Task* t : rq.cfs) m = std::min(m, t->slice);
+  return m;
+}
+
+// set_protect_slice(), from set_next_entity() when another task is picked (a task picked again
+// keeps its vprot: put_prev_set_next_task() does nothing then). The task is protected up to its
+// deadline, or for a shorter slice: with RUN_TO_PARITY the shortest slice queued beside it
+// (v6.17 "Limit run to parity to the min slice of enqueued entities"), without it the
+// normalized base slice (v6.17 "Fix NO_RUN_TO_PARITY case": a minimum quantum).
+void set_protect_slice(Kernel& k, const Rq& rq, Task* p) {
+  int64_t slice = k.f.on(Feature::RUN_TO_PARITY) ? cfs_rq_min_slice(rq, nullptr) : kNormalizedBaseSliceNs;
+  slice = std::min(slice, p->slice);
+  p->vprot = p->deadline;
+  if (slice != p->slice) p->vprot = std::min(p->vprot, p->vruntime + calc_delta_fair(slice, p));
+}
+
+// update_protect_slice(): curr's protection shrinks to the shortest slice now on the rq.
+void update_protect_slice(const Rq& rq, Task* curr) {
+  curr->vprot = std::min(curr->vprot, curr->vruntime + calc_delta_fair(cfs_rq_min_slice(rq, curr), curr));
+}
+
+// protect_slice() is `vruntime < vprot`; cancel_protect_slice() ends it.
+void cancel_protect_slice(Task* p) { p->vprot = std::min(p->vprot, p->vruntime); }
+
+}  // namespace
+
 // --- the fair class -------------------------------------------------------------------------
 
 namespace {
@@ -358,30 +398,48 @@ Task* pick_task_fair(Kernel& k, Rq& rq) {
 }
 
 // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
-// charged to it and its time waiting in the queue is not.
+// charged to it and its time waiting in the queue is not. A task other than the one running
+// gets its slice protection (rq.curr is still prev here).
 int64_t set_next_task_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return set_next_task_cfs(k, rq, p);
   p->exec_start = k.now();
+  if (p != rq.curr) set_protect_slice(k, rq, p);
   return 0;
 }
 
-// check_preempt_wakeup_fair(): EEVDF preempts when the wakee is now the pick. Left out:
-// RUN_TO_PARITY, PREEMPT_SHORT, buddies.
+// check_preempt_wakeup_fair() (v6.17/v6.18): preempt when the wakee is now the pick. An eligible
+// curr short of its vprot is the pick (its slice protection), unless PREEMPT_SHORT and the
+// wakee asks for a shorter slice: then the pick ignores the protection, and the protection is
+// cancelled if the wakee preempts, else (with RUN_TO_PARITY) shrunk to the shortest slice now on
+// the rq. Left out: buddies (NEXT_BUDDY is off by default).
 bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return wakeup_preempt_cfs(k, rq, p);
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
-  return pick_eevdf(rq) == p;
+  Task* curr = rq.curr;
+  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
+  const bool preempt_short = curr_fair && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice;
+  if (pick_eevdf(rq, !preempt_short) == p) {
+    if (preempt_short) cancel_protect_slice(curr);
+    return true;
+  }
+  if (preempt_short && k.f.on(Feature::RUN_TO_PARITY)) update_protect_slice(rq, curr);
+  return false;
 }
 
-// task_tick_fair(): a slice used up gets a new deadline; preempt if someone else is queued.
+// task_tick_fair() -> update_curr(): a slice used up gets a new deadline; with someone else
+// queued, curr is rescheduled when it did, or when it has run past its slice protection
+// (v6.17: `resched || !protect_slice(curr)`). A task re-picked after a new deadline keeps the
+// old vprot, so from then on only the tick and the pick keep it on the CPU.
 void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
   if (!k.f.on(Feature::EEVDF)) return task_tick_cfs(k, rq, curr);
   update_curr(k, rq);
+  bool resched = false;
   if (curr->vruntime >= curr->deadline) {
     curr->deadline = curr->vruntime + curr->slice;
-    if (rq.nr_running > 1) rq.need_resched = true;
+    resched = true;
   }
+  if (rq.nr_running > 1 && (resched || curr->vruntime >= curr->vprot)) rq.need_resched = true;
 }
 
 // yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline moves one

@@ -250,7 +250,11 @@ void do_exit(Kernel& k, Rq& rq, Task* p);
 int64_t avg_vruntime(const Rq& rq);
 void update_curr(Kernel& k, Rq& rq);
 void place_entity(Rq& rq, Task* p);
-Task* pick_eevdf(Rq& rq);
+// protect: the slice protection of a running curr (se->vprot), as __pick_eevdf()'s `protect`
+// argument. The schedule() path picks with curr already put back, so it never applies there (the
+// kernel picks with curr still current: the one case that differs is a protected task that
+// yields, which the kernel picks again).
+Task* pick_eevdf(Rq& rq, bool protect = false);
 // detach_task() of a queued fair task from `rq` (load balance): EEVDF keeps its lag; CFS drops it
 // from rq's buddies (its vruntime is renormalized when it is enqueued on the new rq).
 void detach_task_fair(Kernel& k, Rq& rq, Task* p);

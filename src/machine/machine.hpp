@@ -209,10 +209,25 @@ struct IdleState {
   NOISE(tick_phase, bool, false, "bool", 0, 1, kOptional,                                                     \
        "every CPU's tick starts at one phase drawn per run instead of at t = 0 (optional)")
 
+// Costs a profile may leave out (0, the default, then: not modeled). A message that crosses CPUs
+// through a pipe or an AF_UNIX socket: what the sending or reading side pays beyond the same-CPU
+// cost because the channel's lines (queue, lock, wait queue, the skb or pipe page) were last
+// written on the other CPU (docs/workloads.md, "Messages that cross CPUs").
+#define SCHEDLAB_OPTIONAL_COSTS(COST)                                                                         \
+  COST(pipe_write_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                 \
+       "extra for a pipe write when the pipe was last used on another CPU (optional; 0 = not modeled)")       \
+  COST(pipe_read_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                  \
+       "extra for a pipe read of data written on another CPU (optional; 0 = not modeled)")                    \
+  COST(unix_send_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                  \
+       "extra for an AF_UNIX send when the socket was last used on another CPU (optional; 0 = not modeled)")  \
+  COST(unix_recv_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                  \
+       "extra for an AF_UNIX recv of a message sent from another CPU (optional; 0 = not modeled)")
+
 #define SCHEDLAB_PARAM_FIELD(name, type, value, ...) type name = value;
 
 struct Costs {
   SCHEDLAB_COSTS(SCHEDLAB_PARAM_FIELD)
+  SCHEDLAB_OPTIONAL_COSTS(SCHEDLAB_PARAM_FIELD)
   bool operator==(const Costs&) const = default;
 };
 

@@ -45,15 +45,19 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
 #define SCHEDLAB_COST_ROW(f, type, value, unit, min, max, help) \
   Field{"costs", #f, [](Machine& m) -> FieldRef { return &m.costs.f; }, unit, min, max, help, {}},
+#define SCHEDLAB_OPTIONAL_COST_ROW(f, type, value, unit, min, max, help) \
+  Field{"costs", #f, [](Machine& m) -> FieldRef { return &m.costs.f; }, unit, min, max, help, {}, kOptional},
 #define SCHEDLAB_TUNABLE_ROW(f, type, value, unit, min, max, choices, help) \
   Field{"tunables", #f, [](Machine& m) -> FieldRef { return &m.tunables.f; }, unit, min, max, help, \
         std::vector<int64_t>(choices.begin(), choices.end())},
 #define SCHEDLAB_NOISE_ROW(f, type, value, unit, min, max, optional, help) \
   Field{"noise", #f, [](Machine& m) -> FieldRef { return &m.noise.f; }, unit, min, max, help, {}, optional},
       SCHEDLAB_COSTS(SCHEDLAB_COST_ROW)
+      SCHEDLAB_OPTIONAL_COSTS(SCHEDLAB_OPTIONAL_COST_ROW)
       SCHEDLAB_TUNABLES(SCHEDLAB_TUNABLE_ROW)
       SCHEDLAB_NOISE(SCHEDLAB_NOISE_ROW)
 #undef SCHEDLAB_COST_ROW
+#undef SCHEDLAB_OPTIONAL_COST_ROW
 #undef SCHEDLAB_TUNABLE_ROW
 #undef SCHEDLAB_NOISE_ROW
   };

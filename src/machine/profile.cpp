@@ -681,6 +681,8 @@ std::string to_toml(const Machine& cm, const std::string& header_comment) {
       current = f.table;
       out += fmt::format("\n[{}]\n", f.table);
     }
+    // An optional cost left at 0 (not modeled) is not written: profiles without it stay as they were.
+    if (f.optional && std::string(f.table) == "costs" && toml_value(f.ref(m)) == "0") continue;
     out += fmt::format("{} = {}  # {}: {}\n", f.name, toml_value(f.ref(m)), f.unit, f.help);
   }
 

@@ -286,6 +286,50 @@ class ForkParent : public CalibProgram {
   bool forked_ = false;
 };
 
+// ---- a message ping-pong through a pipe or an AF_UNIX socket, no blocking (msg_pingpong)
+// The message is 100 bytes (hackbench's). Its costs are the channel's (program.hpp), the
+// cross-CPU part included: with the ends on two CPUs every write finds the channel last used on
+// the other CPU and every read takes a message written there.
+constexpr int64_t kMsgBytes = 100;
+
+struct MsgState {
+  Channel ch;
+  ChannelCosts costs;
+  long long n = 0;                      // messages after the first (which warms up)
+  long long written = 0, taken = 0;     // messages written / read so far
+};
+
+class MsgEnd : public CalibProgram {
+ public:
+  // writer / reader: which side this task plays (both: one task on one CPU does both in turn).
+  MsgEnd(Shared* sh, MsgState* st, bool writer, bool reader) : CalibProgram(sh), st_(st), w_(writer), r_(reader) {}
+
+ protected:
+  void step(Api&, Task& self) override {
+    const long long i = w_ ? st_->written : st_->taken;
+    if (i > st_->n && (!r_ || st_->taken > st_->n)) return finish();
+    const bool my_write = w_ && st_->written == st_->taken && st_->written <= st_->n;
+    const bool my_read = r_ && st_->taken < st_->written;
+    if (!my_write && !my_read) return spin();
+    push([this](Api& k, Task&) { t0_ = k.now().count(); });
+    if (my_write) {
+      write(st_->ch, kMsgBytes, st_->costs, self);  // never full: one message at a time
+    } else {
+      read(st_->ch, st_->costs, self);  // never empty: the message is there
+    }
+    push([this, my_write](Api& k, Task&) {
+      long long& count = my_write ? st_->written : st_->taken;
+      if (count > 0) (my_write ? sh_->out1 : sh_->out2).push_back(static_cast<double>(k.now().count() - t0_));
+      ++count;
+    });
+  }
+
+ private:
+  MsgState* st_;
+  bool w_, r_;
+  int64_t t0_ = 0;
+};
+
 class Calib : public Workload {
  public:
   explicit Calib(const CalibOptions& o) : o_(o) {}
@@ -305,6 +349,7 @@ class Calib : public Workload {
   }
   CalibOptions o_;
   Shared sh_;
+  MsgState msg_;
 };
 
 void Calib::setup(Api& k) {
@@ -315,6 +360,27 @@ void Calib::setup(Api& k) {
   if (b == "fork") {
     sh_.remaining = 1;
     k.create_task("calib-fork", std::make_unique<ForkParent>(&sh_, o_.n > 0 ? o_.n : 15, o_.a), on(o_.a, -1));
+    return;
+  }
+  if (b == "msg") {
+    const auto& c = k.machine().costs;
+    const auto& tun = k.machine().tunables;
+    if (o_.unix_socket) {
+      msg_.ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);  // 100 B: the small-skb truesize
+      msg_.costs = {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns};
+    } else {
+      msg_.ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
+      msg_.costs = {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns};
+    }
+    msg_.n = o_.n > 0 ? o_.n : 2000;
+    if (o_.a == o_.b) {
+      sh_.remaining = 1;
+      k.create_task("calib-msg", std::make_unique<MsgEnd>(&sh_, &msg_, true, true), on(o_.a, -1));
+      return;
+    }
+    sh_.remaining = 2;
+    Task* w = k.create_task("calib-msg-w", std::make_unique<MsgEnd>(&sh_, &msg_, true, false), on(o_.a, -1));
+    k.create_task("calib-msg-r", std::make_unique<MsgEnd>(&sh_, &msg_, false, true), on(o_.b, k.task_mm(*w)));
     return;
   }
   sh_.remaining = 2;
@@ -342,6 +408,7 @@ std::vector<Metric> Calib::metrics() const {
     double ops = static_cast<double>(o_.n > 0 ? o_.n : 2000);
     return {{"futex_pingpong_same_cpu_half", "ns", static_cast<double>(sh_.t1 - sh_.t0) / ops / 2, false}};
   }
+  if (b == "msg") return {{"msg_send", "ns", median(sh_.out1), false}, {"msg_recv", "ns", median(sh_.out2), false}};
   if (b == "wake")
     return {{"wake_latency", "ns", median(sh_.out1), false},
             {"wake_syscall", "ns", median(sh_.out2), false},
@@ -358,7 +425,7 @@ std::string Calib::report() const {
 }  // namespace
 
 std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int nr_cpus) {
-  static const std::vector<std::string> benches = {"futex-pingpong", "wake", "membarrier", "fork", "pipe"};
+  static const std::vector<std::string> benches = {"futex-pingpong", "wake", "membarrier", "fork", "pipe", "msg"};
   if (args.empty() || std::find(benches.begin(), benches.end(), args[0]) == benches.end())
     throw WorkloadError(fmt::format("calib: the first argument is one of {} (got '{}')", fmt::join(benches, ", "),
                                     args.empty() ? "" : args[0]));
@@ -367,12 +434,13 @@ std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int 
   bool processes = false;
   std::vector<int> cpus;
   static const std::vector<OptSpec> specs = {{'c', "cpus", true}, {'n', "ops", true}, {'g', "gap", true},
-                                             {'P', "processes", false}};
+                                             {'P', "processes", false}, {'u', "unix", false}};
   for (const auto& po : getopt("calib", {args.begin() + 1, args.end()}, specs, nullptr)) {
     char f = po.spec->short_name;
     if (f == 'n') o.n = parse_count(po.flag, po.value, 1, 100000000LL);
     if (f == 'g') o.gap_us = parse_count(po.flag, po.value, 0, 10000000LL);
     if (f == 'P') processes = true;
+    if (f == 'u') o.unix_socket = true;
     if (f == 'c') {
       cpus.clear();
       size_t at = 0;

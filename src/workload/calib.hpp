@@ -7,6 +7,10 @@
 //   calib fork [-c A] [-n N]                   fork_call, fork_exit_reap
 //   calib pipe [-c A,B] [-P] [-n OPS]          pipe_rtt_* (perf bench sched pipe's workload,
 //                                              1-byte tokens, each task pinned; -P: processes)
+//   calib msg [-c A[,B]] [-u] [-n MSGS]        msg_{pipe_write,pipe_read}_<where> (-u:
+//                                              msg_{unix_send,unix_recv}_<where>): a 100-byte
+//                                              message ping-pong without blocking, both ends on
+//                                              A (where = same_cpu) or A writing, B reading
 // Every metric is in ns, per operation as the calibration key defines it.
 #pragma once
 #include <memory>
@@ -18,10 +22,11 @@
 namespace schedlab::workload {
 
 struct CalibOptions {
-  std::string bench;      // futex-pingpong, wake, membarrier, fork (pipe is a PerfPipe)
+  std::string bench;      // futex-pingpong, wake, membarrier, fork, msg (pipe is a PerfPipe)
   int a = 0, b = 1;       // -c A[,B]: the measuring CPU and its partner's
   long long n = 0;        // -n: operations / events (0: the calibration's default)
   long long gap_us = 60;  // -g: wake: idle gap before each FUTEX_WAKE
+  bool unix_socket = false;  // -u: msg: an AF_UNIX stream socket instead of a pipe
 };
 
 std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int nr_cpus);

@@ -40,6 +40,8 @@ struct Channel {
   int64_t wmem = 0, sndbuf = 0, truesize = 0;
 
   sim::Fifo<int64_t> ready;  // readable messages (sizes)
+  sim::Fifo<int> ready_cpu;  // the CPU each readable message was written on
+  int last_cpu = -1;         // the CPU of the last write or read on the channel (-1: none yet)
   std::vector<kernel::Task*> readers;  // blocked in read()
   std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer, in arrival order
 
@@ -92,9 +94,16 @@ struct Channel {
     used_bytes += size;
     used_msgs += 1;
   }
-  void publish(int64_t size) { ready.push_back(size); }
+  void publish(int64_t size, int cpu) {
+    ready.push_back(size);
+    ready_cpu.push_back(cpu);
+  }
   bool can_read() const { return !ready.empty(); }
-  int64_t take() { return ready.pop_front(); }
+  // The next message's size; `from` gets the CPU it was written on.
+  int64_t take(int& from) {
+    from = ready_cpu.pop_front();
+    return ready.pop_front();
+  }
   // The read of `size` bytes has copied them out: frees their buffer space. Returns whether
   // blocked writers may be woken now (the kind's rule; `was_full`: the pipe was full when the
   // read began) and whether all of them (else the first one only).
@@ -131,11 +140,15 @@ struct Channel {
   }
 };
 
-// Per-channel-kind costs, from the machine profile.
+// Per-channel-kind costs, from the machine profile. The remote parts are paid by a message that
+// crosses CPUs (docs/workloads.md, "Messages that cross CPUs"): a write when the channel was
+// last used (written or read) on another CPU, a read of a message written on another CPU.
 struct ChannelCosts {
   int64_t send_ns = 0;
   int64_t recv_ns = 0;
   int64_t copy_ns_per_kb = 0;
+  int64_t send_remote_ns = 0;
+  int64_t recv_remote_ns = 0;
   int64_t send(int64_t bytes) const { return send_ns + copy_ns_per_kb * bytes / 1024; }
   int64_t recv(int64_t bytes) const { return recv_ns + copy_ns_per_kb * bytes / 1024; }
 };

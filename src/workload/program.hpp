@@ -65,6 +65,7 @@ class Program : public kernel::Behavior {
   // A program that runs this many items without producing an action is stuck (a bug).
   static constexpr int64_t kMaxItemsPerAction = 1000000;
   Action next(Api& k, Task& self) final {
+    cpu_ = k.task_cpu(self);  // where this program runs until it returns an action
     for (int64_t items = 0;; ++items) {
       if (items == kMaxItemsPerAction)
         throw std::logic_error("workload program of pid " + std::to_string(k.stat(self).pid) +
@@ -83,7 +84,7 @@ class Program : public kernel::Behavior {
           // The written data becomes readable; a blocked reader is woken (WF_SYNC). A pipe
           // writer that had waited and leaves room wakes the next waiting writer.
           Channel& ch = *it.io.ch;
-          ch.publish(it.io.bytes);
+          ch.publish(it.io.bytes, cpu_);
           if (!ch.readers.empty()) {
             Task* r = ch.readers.front();
             ch.readers.erase(ch.readers.begin());
@@ -147,7 +148,9 @@ class Program : public kernel::Behavior {
       return false;
     }
     ch.reserve(bytes);
-    push(Action::compute(c.send(bytes)));
+    const bool remote = ch.last_cpu >= 0 && ch.last_cpu != cpu_;
+    ch.last_cpu = cpu_;
+    push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0)));
     queue_.push_back(Item(Item::Publish, &ch, bytes, write_waited_));
     write_waited_ = false;
     return true;
@@ -161,8 +164,10 @@ class Program : public kernel::Behavior {
       return false;
     }
     const bool was_full = ch.kind == ChannelKind::Pipe && ch.pipe_full();
-    int64_t bytes = ch.take();
-    push(Action::compute(c.recv(bytes)));
+    int from = -1;
+    int64_t bytes = ch.take(from);
+    ch.last_cpu = cpu_;
+    push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0)));
     queue_.push_back(Item(Item::Release, &ch, bytes, was_full));
     return true;
   }
@@ -207,6 +212,7 @@ class Program : public kernel::Behavior {
   sim::Fifo<Item> queue_;
   std::function<void(Api&, Task&)> on_exit_;
   bool write_waited_ = false;  // the last write() blocked: the next successful one had waited
+  int cpu_ = -1;               // task_cpu() of this program's task during next()
 };
 
 }  // namespace schedlab::workload

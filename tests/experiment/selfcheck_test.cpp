@@ -165,3 +165,25 @@ TEST(SelfCheck, ScaledSchedulerCostsRebuildTheSameCpuPingPong) {
   EXPECT_DOUBLE_EQ(pp.measured_ns, 739);
   EXPECT_LT(std::abs(pp.error_pct()), 10) << pp.model_ns;  // the self-check's threshold
 }
+
+TEST(SelfCheck, RemoteMessageCostsRebuildTheCrossCpuPingPong) {
+  // The recorded message ping-pong (tests/host/fixtures/selfcheck/msg-1150.samples.json) mapped
+  // onto the calibration's profile: each side of the crossing message rebuilt within 10 % by
+  // `calib msg -c 0,1 [-u]` (same-CPU cost from the rw_batch test + the remote cost).
+  auto r = experiment::read_samples_json(slurp(kDir + "msg-1150.samples.json"), "msg-1150.samples.json");
+  auto m = profile();
+  host::apply_calibration(m, r);
+  auto rows = experiment::self_check(m, r);
+  for (const char* key : {"msg_unix_send_llc", "msg_unix_recv_llc", "msg_pipe_write_llc", "msg_pipe_read_llc"}) {
+    const auto& x = row(rows, key);
+    EXPECT_EQ(x.kind, "simulated") << key;
+    EXPECT_NE(x.how.find("calib msg -c 0,1"), std::string::npos) << x.how;
+    EXPECT_LT(std::abs(x.error_pct()), 10) << key << ": model " << x.model_ns << " measured " << x.measured_ns;
+  }
+  EXPECT_NE(row(rows, "msg_unix_recv_same_cpu").how.find("calib msg -c 0 -u"), std::string::npos);
+  // Without the remote costs the crossing rows fall short by what they add.
+  auto plain = m;
+  plain.costs.unix_recv_remote_ns = 0;
+  auto plain_rows = experiment::self_check(plain, r);
+  EXPECT_LT(row(plain_rows, "msg_unix_recv_llc").error_pct(), -50);
+}

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "host/calibrate.hpp"
 #include "host/probe.hpp"
@@ -29,7 +32,9 @@ TEST(Calibrate, QuickRunGivesSaneValues) {
   EXPECT_GT(r.elapsed_s, 0.0);
   EXPECT_LT(r.elapsed_s, 120.0);  // budgets bound a quick run to a few seconds
   for (const char* key : {"syscall_getppid", "syscall_getpid", "futex_wake_nowaiter", "futex_wait_eagain",
-                          "pipe_write_1b", "pipe_read_1b", "futex_pingpong_same_cpu_half", "pipe_rtt_same_cpu"})
+                          "pipe_write_1b", "pipe_read_1b", "futex_pingpong_same_cpu_half", "pipe_rtt_same_cpu",
+                          "msg_unix_send_same_cpu", "msg_unix_recv_same_cpu", "msg_pipe_write_same_cpu",
+                          "msg_pipe_read_same_cpu"})
     EXPECT_NE(r.find(key), nullptr) << key;
   for (auto& m : r.measurements) {
     EXPECT_TRUE(std::isfinite(m.value_ns)) << m.key;
@@ -53,6 +58,10 @@ TEST(Calibrate, CrossCpuMeasurementsWhenTwoCpus) {
   }
   EXPECT_TRUE(any_cacheline);
   EXPECT_TRUE(any_wake);
+  // The message ping-pong across CPUs runs on the llc class's pair when there is one.
+  if (r.find("cacheline_llc"))
+    for (const char* key : {"msg_unix_send_llc", "msg_unix_recv_llc", "msg_pipe_write_llc", "msg_pipe_read_llc"})
+      EXPECT_NE(r.find(key), nullptr) << key;
 }
 
 TEST(Calibrate, MapsOntoCosts) {
@@ -279,4 +288,52 @@ TEST(Calibrate, PerRunNoiseFromTheBetweenRoundSpread) {
   machine::Machine q;
   host::apply_calibration(q, r);
   EXPECT_EQ(q.noise.run_sigma, 0);
+}
+
+TEST(Calibrate, RemoteMessageCostsFromTheRecordedPingPong) {
+  // Recorded on the dev VM (tests/host/fixtures/selfcheck/msg-1150.samples.json): each remote
+  // cost is what the message ping-pong costs that side across CPUs of the LLC less on one CPU.
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/msg-1150.samples.json");
+  ASSERT_TRUE(in);
+  nlohmann::json j = nlohmann::json::parse(in);
+  host::CalibrationResult r;
+  for (const auto& x : j["measurements"]) {
+    host::Measurement m;
+    m.key = x["key"];
+    m.value_ns = x["estimate_ns"];
+    m.median_ns = x["median_ns"];
+    m.cov = x["spread"];
+    r.measurements.push_back(m);
+  }
+  machine::Machine m;
+  auto updates = host::apply_calibration(m, r);
+  EXPECT_EQ(m.costs.unix_send_remote_ns, 400);  // 723.9 - 323.9
+  EXPECT_EQ(m.costs.unix_recv_remote_ns, 795);  // 1138.2 - 343.6
+  EXPECT_EQ(m.costs.pipe_write_remote_ns, 255);  // 437.1 - 182.6
+  EXPECT_EQ(m.costs.pipe_read_remote_ns, 257);   // 426.9 - 170.4
+  int remote = 0;
+  for (const auto& u : updates)
+    if (u.key.find("_remote_ns") != std::string::npos) {
+      ++remote;
+      EXPECT_FALSE(u.floored) << u.key;
+      EXPECT_NE(u.formula.find("_llc ("), std::string::npos) << u.formula;
+    }
+  EXPECT_EQ(remote, 4);
+  // A crossing measured cheaper than the same message on one CPU (noise) gives 0, flagged; a
+  // side measured on one CPU only sets nothing.
+  for (auto& x : r.measurements)
+    if (x.key == "msg_pipe_read_llc") x.value_ns = 100;
+  r.measurements.erase(std::remove_if(r.measurements.begin(), r.measurements.end(),
+                                      [](const host::Measurement& x) { return x.key == "msg_unix_send_llc"; }),
+                       r.measurements.end());
+  machine::Machine m2;
+  m2.costs.unix_send_remote_ns = 0;
+  bool floored = false, unix_send = false;
+  for (const auto& u : host::apply_calibration(m2, r)) {
+    if (u.key == "costs.pipe_read_remote_ns") floored = u.floored && u.value == 0;
+    unix_send |= u.key == "costs.unix_send_remote_ns";
+  }
+  EXPECT_TRUE(floored);
+  EXPECT_FALSE(unix_send);
+  EXPECT_EQ(m2.costs.unix_send_remote_ns, 0);
 }

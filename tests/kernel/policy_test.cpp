@@ -100,6 +100,88 @@ TEST(Policy, PickEevdfConsidersARunnableCurr) {
   EXPECT_EQ(kernel::pick_eevdf(h.rq(0)), queued);
 }
 
+// Slice protection (RUN_TO_PARITY, PREEMPT_SHORT; v6.17 check_preempt_wakeup_fair()). CPU 0
+// runs `curr`, picked by set_next_task (vprot set there) at vruntime 0 with deadline 3 ms; the
+// wakee `p` is queued, eligible (both at vruntime 1 ms = V) with an earlier deadline (2 ms).
+struct Protect {
+  Hand h;
+  Task* curr;
+  Task* p;
+  Protect(const std::string& features, int64_t curr_slice, int64_t p_slice) : h(flat4(), features) {
+    auto ts = h.busy(0, 0);
+    curr = ts[0];
+    curr->slice = curr_slice;
+    curr->vruntime = 0, curr->deadline = 3000000;
+    h.rq(0).curr = h.rq(0).idle;  // set_next_task runs with prev still current
+    kernel::fair_sched_class.set_next_task(*h.k, h.rq(0), curr);
+    h.rq(0).curr = curr;
+    curr->vruntime = 1000000;  // it has run 1 ms since
+    p = h.task(0);
+    p->state = kernel::TaskState::Running;
+    p->on_rq = true;
+    p->slice = p_slice;
+    p->vruntime = 1000000, p->deadline = 2000000;
+    h.rq(0).cfs.push_back(p);
+    kernel::add_nr_running(*h.k, h.rq(0), 1);
+  }
+  bool wakeup_preempts() { return kernel::fair_sched_class.wakeup_preempt(*h.k, h.rq(0), p); }
+};
+
+TEST(Policy, RunToParityKeepsAnEligibleCurrInsideItsProtection) {
+  // Equal 3 ms slices: protected up to its deadline (3 ms), so the wakee's earlier deadline
+  // does not preempt.
+  Protect on("", 3000000, 3000000);
+  EXPECT_EQ(on.curr->vprot, 3000000);
+  EXPECT_FALSE(on.wakeup_preempts());
+  EXPECT_EQ(on.curr->vprot, 3000000);  // untouched (no PREEMPT_SHORT case)
+  // Without RUN_TO_PARITY the protection is the normalized base slice (0.75 ms): at 1 ms it is
+  // over, and the wakee is the pick.
+  Protect off("NO_RUN_TO_PARITY", 3000000, 3000000);
+  EXPECT_EQ(off.curr->vprot, 750000);
+  EXPECT_TRUE(off.wakeup_preempts());
+  // An ineligible curr is never protected: curr ahead of V.
+  Protect ahead("", 3000000, 3000000);
+  ahead.curr->vruntime = 1500000;  // V = 1.25 ms
+  EXPECT_TRUE(ahead.wakeup_preempts());
+  // A slice no longer than the base slice is protected up to the deadline either way.
+  Protect shortcurr("NO_RUN_TO_PARITY", 500000, 500000);
+  EXPECT_EQ(shortcurr.curr->vprot, 3000000);
+}
+
+TEST(Policy, PreemptShortLetsAShorterSliceWakeeThroughTheProtection) {
+  // The wakee asks for 1 ms against curr's 3 ms: the pick ignores curr's protection, the wakee
+  // preempts and curr's protection is cancelled.
+  Protect on("", 3000000, 1000000);
+  EXPECT_TRUE(on.wakeup_preempts());
+  EXPECT_EQ(on.curr->vprot, on.curr->vruntime);
+  // Without PREEMPT_SHORT the protection holds.
+  Protect off("NO_PREEMPT_SHORT", 3000000, 1000000);
+  EXPECT_FALSE(off.wakeup_preempts());
+  EXPECT_EQ(off.curr->vprot, 3000000);
+  // A shorter-slice wakee that is not the pick even unprotected (a later deadline): no preemption,
+  // and curr's protection shrinks to the shortest slice on the rq (update_protect_slice()).
+  Protect later("", 3000000, 1000000);
+  later.p->deadline = 4000000;
+  EXPECT_FALSE(later.wakeup_preempts());
+  EXPECT_EQ(later.curr->vprot, 1000000 + 1000000);
+}
+
+TEST(Policy, TickReschedulesACurrPastItsProtection) {
+  // NO_RUN_TO_PARITY: protected for 0.75 ms of its 3 ms slice. At 1 ms, with a task queued, the
+  // tick reschedules although the deadline is still ahead.
+  Protect off("NO_RUN_TO_PARITY", 3000000, 3000000);
+  kernel::fair_sched_class.task_tick(*off.h.k, off.h.rq(0), off.curr);
+  EXPECT_TRUE(off.h.rq(0).need_resched);
+  Protect on("", 3000000, 3000000);
+  kernel::fair_sched_class.task_tick(*on.h.k, on.h.rq(0), on.curr);
+  EXPECT_FALSE(on.h.rq(0).need_resched);
+  // Picked again while it is the running task (put_prev_set_next_task() with next == prev): the
+  // protection is not renewed.
+  off.curr->deadline = 6000000;
+  kernel::fair_sched_class.set_next_task(*off.h.k, off.h.rq(0), off.curr);
+  EXPECT_EQ(off.curr->vprot, 750000);
+}
+
 TEST(Policy, PlaceEntityKeepsLagAndGivesNewTasksHalfASlice) {
   Hand h(flat4());
   Rq& rq = h.rq(0);

@@ -148,8 +148,9 @@ TEST(machineProfile, ParamsCoverEveryField) {
                     p.key.rfind("noise.", 0) == 0;
     EXPECT_TRUE(prefixed);
   }
-  // 50 int64 costs + smt_pair_throughput, 9 tunables, 3 noise fields (see struct Costs etc.).
-  EXPECT_EQ(ps.size(), 51u + 9u + 3u);
+  // 50 int64 costs + smt_pair_throughput + 4 optional costs, 9 tunables, 3 noise fields (see
+  // struct Costs etc.).
+  EXPECT_EQ(ps.size(), 55u + 9u + 3u);
   EXPECT_TRUE(keys.count("costs.ipi_send_ns"));
   EXPECT_TRUE(keys.count("costs.smt_pair_throughput"));
   EXPECT_TRUE(keys.count("tunables.hz"));

@@ -113,3 +113,34 @@ TEST(Calib, BenchmarkTasksSwitchesVoluntaryAndInvoluntary) {
   EXPECT_EQ(x.k->total().workload_nivcsw, 0);
   EXPECT_NEAR(static_cast<double>(x.k->total().workload_nvcsw), 2000, 5);
 }
+
+TEST(Calib, MessagePingPongPaysTheRemoteCostsOnlyAcrossCpus) {
+  auto m = machine::load_profile("tiny-4");
+  const auto plain = m;
+  machine::set_param(m, "costs.unix_send_remote_ns", 400);
+  machine::set_param(m, "costs.unix_recv_remote_ns", 300);
+  machine::set_param(m, "costs.pipe_write_remote_ns", 200);
+  machine::set_param(m, "costs.pipe_read_remote_ns", 100);
+  const auto& c = m.costs;
+  const double ucopy = static_cast<double>(c.unix_copy_ns_per_kb * 100 / 1024);
+  const double pcopy = static_cast<double>(c.pipe_copy_ns_per_kb * 100 / 1024);
+  auto msg = [](const machine::Machine& mm, const std::string& cpus, bool unix_socket, const std::string& side) {
+    std::vector<std::string> cmd = {"calib", "msg", "-c", cpus, "-n", "200"};
+    if (unix_socket) cmd.push_back("-u");
+    return run_metric(mm, cmd, side);
+  };
+  // Both ends on one CPU: the same-CPU costs only.
+  EXPECT_DOUBLE_EQ(msg(m, "1", true, "msg_send"), static_cast<double>(c.unix_send_ns) + ucopy);
+  EXPECT_DOUBLE_EQ(msg(m, "1", true, "msg_recv"), static_cast<double>(c.unix_recv_ns) + ucopy);
+  EXPECT_DOUBLE_EQ(msg(m, "1", false, "msg_send"), static_cast<double>(c.pipe_write_ns) + pcopy);
+  EXPECT_DOUBLE_EQ(msg(m, "1", false, "msg_recv"), static_cast<double>(c.pipe_read_ns) + pcopy);
+  // Across CPUs every write finds the channel last used on the other CPU and every read takes a
+  // message written there: each side pays its remote cost.
+  EXPECT_DOUBLE_EQ(msg(m, "0,1", true, "msg_send"), static_cast<double>(c.unix_send_ns) + ucopy + 400);
+  EXPECT_DOUBLE_EQ(msg(m, "0,1", true, "msg_recv"), static_cast<double>(c.unix_recv_ns) + ucopy + 300);
+  EXPECT_DOUBLE_EQ(msg(m, "0,1", false, "msg_send"), static_cast<double>(c.pipe_write_ns) + pcopy + 200);
+  EXPECT_DOUBLE_EQ(msg(m, "0,1", false, "msg_recv"), static_cast<double>(c.pipe_read_ns) + pcopy + 100);
+  // Remote costs of 0 (not modeled, the default): crossing costs nothing more.
+  EXPECT_DOUBLE_EQ(msg(plain, "0,1", true, "msg_send"), msg(plain, "1", true, "msg_send"));
+  EXPECT_DOUBLE_EQ(msg(plain, "0,1", false, "msg_recv"), msg(plain, "1", false, "msg_recv"));
+}

@@ -18,14 +18,15 @@ namespace {
 bool put(Channel& ch, int64_t size) {
   if (!ch.can_write(size)) return false;
   ch.reserve(size);
-  ch.publish(size);
+  ch.publish(size, 0);
   return true;
 }
 
 // Reads one message; returns the wake decision its release makes.
 Channel::Wake get(Channel& ch) {
   const bool was_full = ch.kind == ChannelKind::Pipe && ch.pipe_full();
-  return ch.release(ch.take(), was_full);
+  int from = -1;
+  return ch.release(ch.take(from), was_full);
 }
 
 }  // namespace
@@ -83,7 +84,8 @@ TEST(Channel, PipeFilledDuringAReadCountsAsFull) {
   ASSERT_TRUE(put(ch, 100));
   const bool was_full = ch.pipe_full();
   ASSERT_FALSE(was_full);
-  int64_t bytes = ch.take();  // the read begins
+  int from = -1;
+  int64_t bytes = ch.take(from);  // the read begins
   while (put(ch, 100)) {      // writers fill the pipe during its copy
   }
   Channel::Wake w = ch.release(bytes, was_full);
