@@ -171,19 +171,6 @@ void Cpu::step_done() {
   step_next();
 }
 
-int64_t Cpu::queued_ns() const {
-  int64_t ns = 0;
-  size_t from = head_;
-  if (inserting_at_ != SIZE_MAX) {
-    from = inserting_at_;
-  } else if (head_ < steps_.size() && step_end_.scheduled()) {
-    ns = (step_end_.when() - k_->now()).count();  // the running step's rest
-    ++from;
-  }
-  for (size_t i = from; i < steps_.size(); ++i) ns += steps_[i].ns;
-  return ns;
-}
-
 // An interrupt arrives during a step that runs with interrupts enabled: the step stops, the
 // handler's steps run, then the rest of the step.
 void Cpu::interrupt_step(const Irq& irq) {

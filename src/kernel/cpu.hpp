@@ -186,7 +186,7 @@ class Cpu {
   // ns from now until the steps pushed so far are done (the rest of the running step
   // included); while an interrupt's or a step effect's steps are being pushed to run first
   // (insert_pushed_steps()), only those. Where a lock taken by the next pushed work starts.
-  int64_t queued_ns() const;
+  inline int64_t queued_ns() const;
 
   // --- modes, segments, interrupts ---
   Mode mode() const { return mode_; }
@@ -280,6 +280,19 @@ struct CpuState {
   std::vector<int> core_busy;
   std::vector<int> core_polls;  // threads of the core in a polling wait (Cpu::polling_wait())
 };
+
+inline int64_t Cpu::queued_ns() const {
+  int64_t ns = 0;
+  size_t from = head_;
+  if (inserting_at_ != SIZE_MAX) {
+    from = inserting_at_;
+  } else if (head_ < steps_.size() && step_end_.scheduled()) {
+    ns = (step_end_.when() - k_->now()).count();  // the running step's rest
+    ++from;
+  }
+  for (size_t i = from; i < steps_.size(); ++i) ns += steps_[i].ns;
+  return ns;
+}
 
 inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
 inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }
