@@ -34,6 +34,10 @@ void Cpu::init(Kernel& k, int cpu) {
   rq_ = &k.rq(cpu);
   cpu_ = cpu;
   core_ = k.topo.core_of(cpu);
+  if (k.topo.threads_per_core() == 2) {
+    for (int s : k.topo.smt_mask(cpu))
+      if (s != cpu) sibling_ = &k.cpu(s);
+  }
   auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
     e.k = &k;
     e.owner = this;
@@ -78,23 +82,27 @@ double Cpu::smt_speed() const {
   return k_->m.costs.smt_pair_throughput / busy;
 }
 
-void Cpu::refresh_sibling_speed() {
-  if (k_->topo.threads_per_core() < 2) return;
-  for (int s : k_->topo.smt_mask(cpu_)) {
-    if (s == cpu_) continue;
-    Cpu& o = k_->cpu(s);
-    if (o.mode_ == Mode::Task && o.rq_->curr->in_compute && !o.rq_->curr->waiting_csd) {
-      o.pause_task_segment();
-      o.start_task_segment();
-    }
+void Cpu::refresh_speed() {
+  if (mode_ == Mode::Task && rq_->curr->in_compute && !rq_->curr->waiting_csd) {
+    pause_task_segment();
+    start_task_segment();
   }
+}
+
+void Cpu::refresh_sibling_speed() {
+  if (sibling_) {
+    sibling_->refresh_speed();
+    return;
+  }
+  if (k_->topo.threads_per_core() < 2) return;
+  for (int s : k_->topo.smt_mask(cpu_))
+    if (s != cpu_) k_->cpu(s).refresh_speed();
 }
 
 // A thread in the POLL state (or idle=poll) spins on PAUSE: it keeps its share of the core's
 // statically partitioned resources, so it counts in core_busy as a busy thread does; a thread
 // halted in HLT / MWAIT / WFI gives them back (docs/model.md "SMT").
-void Cpu::set_mode(Mode m) {
-  mode_ = m;
+void Cpu::set_mode_counts(Mode m) {
   bool active = true;
   bool polls = false;
   if (m == Mode::Idle)
@@ -109,7 +117,9 @@ void Cpu::set_mode(Mode m) {
   if (polls != polls_) {
     polls_ = polls;
     k_->core_polls(core_) += polls ? 1 : -1;
-    if (k_->topo.threads_per_core() > 1) {
+    if (sibling_) {
+      sibling_->note_beside_poll();
+    } else if (k_->topo.threads_per_core() > 1) {
       for (int s : k_->topo.smt_mask(cpu_))
         if (s != cpu_) k_->cpu(s).note_beside_poll();
     }

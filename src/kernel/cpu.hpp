@@ -190,7 +190,14 @@ class Cpu {
 
   // --- modes, segments, interrupts ---
   Mode mode() const { return mode_; }
-  void set_mode(Mode m);
+  // (Inline: most calls change neither the core's busy count nor its polling count, e.g. a
+  // busy CPU starting a kernel chain; only those that may go out of line.)
+  void set_mode(Mode m) {
+    mode_ = m;
+    if (active_ && !polls_ && (m == Mode::Kernel || (m == Mode::Task && !rq_->curr->waiting_csd)))
+      return;
+    set_mode_counts(m);
+  }
   void account(int bucket);           // closes the current bucket at now(), opens `bucket`
   int bucket() const { return bucket_; }
   Time bucket_start() const { return bucket_start_; }
@@ -235,15 +242,18 @@ class Cpu {
 
  private:
   void step_next();
-  void step_effect(const KernelStep& s);
+  [[gnu::noinline]] void step_effect(const KernelStep& s);  // (keeps step_next() small)
   void handle_irq(const Irq& irq, const Continuation& then);
   void interrupt_step(const Irq& irq);
+  void set_mode_counts(Mode m);  // set_mode()'s core_busy / core_polls update
   double smt_speed() const;
   void refresh_sibling_speed();
+  void refresh_speed();  // a sibling's refresh_sibling_speed(): its segment at the new speed
   void note_beside_poll();  // opens or closes this CPU's smt_beside_poll_ns interval
 
   Kernel* k_ = nullptr;
   Rq* rq_ = nullptr;
+  Cpu* sibling_ = nullptr;  // the other thread of a 2-thread core; null otherwise
   int cpu_ = 0;
   int core_ = 0;
   Mode mode_ = Mode::Kernel;
