@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 
 #include "kernel/change.hpp"
 #include "kernel/cpuidle.hpp"
@@ -15,6 +16,14 @@
 #include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
+
+void StepChain::grow() {
+  const size_t cap = cap_ == 0 ? 16 : 2 * cap_;
+  std::unique_ptr<KernelStep[]> d(new KernelStep[cap]);
+  std::copy(data_.get(), data_.get() + n_, d.get());
+  data_ = std::move(d);
+  cap_ = cap;
+}
 
 void CpuEvent::process() {
   Cpu& c = *owner;
@@ -197,8 +206,7 @@ void Cpu::interrupt_step(const Irq& irq) {
 }
 
 void Cpu::insert_pushed_steps(size_t mark) {
-  std::rotate(steps_.begin() + static_cast<std::ptrdiff_t>(head_),
-              steps_.begin() + static_cast<std::ptrdiff_t>(mark), steps_.end());
+  std::rotate(steps_.begin() + head_, steps_.begin() + mark, steps_.end());
 }
 
 // What a step does when it ends.

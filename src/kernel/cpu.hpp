@@ -160,6 +160,31 @@ struct KernelStep {
 
 static_assert(sizeof(KernelStep) <= 48);
 
+// A CPU's chain of kernel steps: a growable array whose append is inline (std::vector's
+// emplace_back() stayed out of line, a call per pushed step). Appending may move the steps
+// (as a vector's growth does); slots are reused after clear().
+class StepChain {
+ public:
+  size_t size() const { return n_; }
+  KernelStep& operator[](size_t i) { return data_[i]; }
+  const KernelStep& operator[](size_t i) const { return data_[i]; }
+  KernelStep* begin() { return data_.get(); }
+  KernelStep* end() { return data_.get() + n_; }
+  void clear() { n_ = 0; }
+  // A new last slot, to be assigned whole.
+  KernelStep& append() {
+    if (n_ == cap_) [[unlikely]]
+      grow();
+    return data_[n_++];
+  }
+
+ private:
+  void grow();
+  std::unique_ptr<KernelStep[]> data_;
+  size_t n_ = 0;
+  size_t cap_ = 0;
+};
+
 // An event a CPU (or its tick, cpuidle device) owns.
 class Cpu;
 struct CpuEvent final : sim::Event {
@@ -178,8 +203,8 @@ class Cpu {
 
   // --- the kernel chain ---
   // Appends a step to the chain being built (run_steps() starts it).
-  void push_step(KernelPath path, int64_t ns) { steps_.emplace_back(path, ns); }
-  void push_step(const KernelStep& s) { steps_.push_back(s); }
+  void push_step(KernelPath path, int64_t ns) { steps_.append() = KernelStep(path, ns); }
+  void push_step(const KernelStep& s) { steps_.append() = s; }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
   void run_steps(const Continuation& then);
   bool in_chain() const { return head_ < steps_.size(); }
@@ -267,7 +292,7 @@ class Cpu {
   bool polls_ = false;  // polling_wait()
   bool beside_poll_ = false;  // a task segment runs beside a polling sibling, since beside_start_
   Time beside_start_;
-  std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
+  StepChain steps_;  // the chain; [head_, end) still to run
   size_t head_ = 0;
   size_t inserting_at_ = SIZE_MAX;  // the mark of steps being pushed to run before the rest
   Time kstep_start_;
