@@ -148,12 +148,6 @@ void Cpu::note_beside_poll() {
 
 // --- kernel chains --------------------------------------------------------------------------
 
-void Cpu::run_steps(const Continuation& then) {
-  set_mode(Mode::Kernel);
-  after_steps_ = then;
-  step_next();
-}
-
 // A step's effect may push steps (and so move the vector): it runs on a copy of the step, made
 // only when there is an effect.
 void Cpu::step_next() {

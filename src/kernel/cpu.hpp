@@ -206,7 +206,13 @@ class Cpu {
   void push_step(KernelPath path, int64_t ns) { steps_.append() = KernelStep(path, ns); }
   void push_step(const KernelStep& s) { steps_.append() = s; }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
-  void run_steps(const Continuation& then);
+  // (Inline: the caller's Continuation, often built for the call, is then stored field by
+  // field into after_steps_, not built on the stack and copied in other widths.)
+  [[gnu::always_inline]] void run_steps(const Continuation& then) {
+    set_mode(Mode::Kernel);
+    after_steps_ = then;
+    step_next();
+  }
   bool in_chain() const { return head_ < steps_.size(); }
   // ns from now until the steps pushed so far are done (the rest of the running step
   // included); while an interrupt's or a step effect's steps are being pushed to run first
