@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 
 #include "kernel/change.hpp"
 #include "kernel/cpuidle.hpp"
@@ -15,6 +16,14 @@
 #include "kernel/sched.hpp"
 
 namespace schedlab::kernel {
+
+void StepChain::grow() {
+  const size_t cap = cap_ == 0 ? 16 : 2 * cap_;
+  std::unique_ptr<KernelStep[]> d(new KernelStep[cap]);
+  std::copy(data_.get(), data_.get() + n_, d.get());
+  data_ = std::move(d);
+  cap_ = cap;
+}
 
 void CpuEvent::process() {
   Cpu& c = *owner;
@@ -34,6 +43,10 @@ void Cpu::init(Kernel& k, int cpu) {
   rq_ = &k.rq(cpu);
   cpu_ = cpu;
   core_ = k.topo.core_of(cpu);
+  if (k.topo.threads_per_core() == 2) {
+    for (int s : k.topo.smt_mask(cpu))
+      if (s != cpu) sibling_ = &k.cpu(s);
+  }
   auto set = [&](CpuEvent& e, CpuEvent::Kind kind) {
     e.k = &k;
     e.owner = this;
@@ -78,23 +91,27 @@ double Cpu::smt_speed() const {
   return k_->m.costs.smt_pair_throughput / busy;
 }
 
-void Cpu::refresh_sibling_speed() {
-  if (k_->topo.threads_per_core() < 2) return;
-  for (int s : k_->topo.smt_mask(cpu_)) {
-    if (s == cpu_) continue;
-    Cpu& o = k_->cpu(s);
-    if (o.mode_ == Mode::Task && o.rq_->curr->in_compute && !o.rq_->curr->waiting_csd) {
-      o.pause_task_segment();
-      o.start_task_segment();
-    }
+void Cpu::refresh_speed() {
+  if (mode_ == Mode::Task && rq_->curr->in_compute && !rq_->curr->waiting_csd) {
+    pause_task_segment();
+    start_task_segment();
   }
+}
+
+void Cpu::refresh_sibling_speed() {
+  if (sibling_) {
+    sibling_->refresh_speed();
+    return;
+  }
+  if (k_->topo.threads_per_core() < 2) return;
+  for (int s : k_->topo.smt_mask(cpu_))
+    if (s != cpu_) k_->cpu(s).refresh_speed();
 }
 
 // A thread in the POLL state (or idle=poll) spins on PAUSE: it keeps its share of the core's
 // statically partitioned resources, so it counts in core_busy as a busy thread does; a thread
 // halted in HLT / MWAIT / WFI gives them back (docs/model.md "SMT").
-void Cpu::set_mode(Mode m) {
-  mode_ = m;
+void Cpu::set_mode_counts(Mode m) {
   bool active = true;
   bool polls = false;
   if (m == Mode::Idle)
@@ -109,7 +126,9 @@ void Cpu::set_mode(Mode m) {
   if (polls != polls_) {
     polls_ = polls;
     k_->core_polls(core_) += polls ? 1 : -1;
-    if (k_->topo.threads_per_core() > 1) {
+    if (sibling_) {
+      sibling_->note_beside_poll();
+    } else if (k_->topo.threads_per_core() > 1) {
       for (int s : k_->topo.smt_mask(cpu_))
         if (s != cpu_) k_->cpu(s).note_beside_poll();
     }
@@ -128,12 +147,6 @@ void Cpu::note_beside_poll() {
 }
 
 // --- kernel chains --------------------------------------------------------------------------
-
-void Cpu::run_steps(const Continuation& then) {
-  set_mode(Mode::Kernel);
-  after_steps_ = then;
-  step_next();
-}
 
 // A step's effect may push steps (and so move the vector): it runs on a copy of the step, made
 // only when there is an effect.
@@ -171,19 +184,6 @@ void Cpu::step_done() {
   step_next();
 }
 
-int64_t Cpu::queued_ns() const {
-  int64_t ns = 0;
-  size_t from = head_;
-  if (inserting_at_ != SIZE_MAX) {
-    from = inserting_at_;
-  } else if (head_ < steps_.size() && step_end_.scheduled()) {
-    ns = (step_end_.when() - k_->now()).count();  // the running step's rest
-    ++from;
-  }
-  for (size_t i = from; i < steps_.size(); ++i) ns += steps_[i].ns;
-  return ns;
-}
-
 // An interrupt arrives during a step that runs with interrupts enabled: the step stops, the
 // handler's steps run, then the rest of the step.
 void Cpu::interrupt_step(const Irq& irq) {
@@ -200,8 +200,7 @@ void Cpu::interrupt_step(const Irq& irq) {
 }
 
 void Cpu::insert_pushed_steps(size_t mark) {
-  std::rotate(steps_.begin() + static_cast<std::ptrdiff_t>(head_),
-              steps_.begin() + static_cast<std::ptrdiff_t>(mark), steps_.end());
+  std::rotate(steps_.begin() + head_, steps_.begin() + mark, steps_.end());
 }
 
 // What a step does when it ends.

@@ -160,6 +160,31 @@ struct KernelStep {
 
 static_assert(sizeof(KernelStep) <= 48);
 
+// A CPU's chain of kernel steps: a growable array whose append is inline (std::vector's
+// emplace_back() stayed out of line, a call per pushed step). Appending may move the steps
+// (as a vector's growth does); slots are reused after clear().
+class StepChain {
+ public:
+  size_t size() const { return n_; }
+  KernelStep& operator[](size_t i) { return data_[i]; }
+  const KernelStep& operator[](size_t i) const { return data_[i]; }
+  KernelStep* begin() { return data_.get(); }
+  KernelStep* end() { return data_.get() + n_; }
+  void clear() { n_ = 0; }
+  // A new last slot, to be assigned whole.
+  KernelStep& append() {
+    if (n_ == cap_) [[unlikely]]
+      grow();
+    return data_[n_++];
+  }
+
+ private:
+  void grow();
+  std::unique_ptr<KernelStep[]> data_;
+  size_t n_ = 0;
+  size_t cap_ = 0;
+};
+
 // An event a CPU (or its tick, cpuidle device) owns.
 class Cpu;
 struct CpuEvent final : sim::Event {
@@ -178,19 +203,32 @@ class Cpu {
 
   // --- the kernel chain ---
   // Appends a step to the chain being built (run_steps() starts it).
-  void push_step(KernelPath path, int64_t ns) { steps_.emplace_back(path, ns); }
-  void push_step(const KernelStep& s) { steps_.push_back(s); }
+  void push_step(KernelPath path, int64_t ns) { steps_.append() = KernelStep(path, ns); }
+  void push_step(const KernelStep& s) { steps_.append() = s; }
   // Switches to kernel mode (IRQs off) and runs the pushed steps, then resumes at `then`.
-  void run_steps(const Continuation& then);
+  // (Inline: the caller's Continuation, often built for the call, is then stored field by
+  // field into after_steps_, not built on the stack and copied in other widths.)
+  [[gnu::always_inline]] void run_steps(const Continuation& then) {
+    set_mode(Mode::Kernel);
+    after_steps_ = then;
+    step_next();
+  }
   bool in_chain() const { return head_ < steps_.size(); }
   // ns from now until the steps pushed so far are done (the rest of the running step
   // included); while an interrupt's or a step effect's steps are being pushed to run first
   // (insert_pushed_steps()), only those. Where a lock taken by the next pushed work starts.
-  int64_t queued_ns() const;
+  inline int64_t queued_ns() const;
 
   // --- modes, segments, interrupts ---
   Mode mode() const { return mode_; }
-  void set_mode(Mode m);
+  // (Inline: most calls change neither the core's busy count nor its polling count, e.g. a
+  // busy CPU starting a kernel chain; only those that may go out of line.)
+  void set_mode(Mode m) {
+    mode_ = m;
+    if (active_ && !polls_ && (m == Mode::Kernel || (m == Mode::Task && !rq_->curr->waiting_csd)))
+      return;
+    set_mode_counts(m);
+  }
   void account(int bucket);           // closes the current bucket at now(), opens `bucket`
   int bucket() const { return bucket_; }
   Time bucket_start() const { return bucket_start_; }
@@ -235,15 +273,18 @@ class Cpu {
 
  private:
   void step_next();
-  void step_effect(const KernelStep& s);
+  [[gnu::noinline]] void step_effect(const KernelStep& s);  // (keeps step_next() small)
   void handle_irq(const Irq& irq, const Continuation& then);
   void interrupt_step(const Irq& irq);
+  void set_mode_counts(Mode m);  // set_mode()'s core_busy / core_polls update
   double smt_speed() const;
   void refresh_sibling_speed();
+  void refresh_speed();  // a sibling's refresh_sibling_speed(): its segment at the new speed
   void note_beside_poll();  // opens or closes this CPU's smt_beside_poll_ns interval
 
   Kernel* k_ = nullptr;
   Rq* rq_ = nullptr;
+  Cpu* sibling_ = nullptr;  // the other thread of a 2-thread core; null otherwise
   int cpu_ = 0;
   int core_ = 0;
   Mode mode_ = Mode::Kernel;
@@ -257,7 +298,7 @@ class Cpu {
   bool polls_ = false;  // polling_wait()
   bool beside_poll_ = false;  // a task segment runs beside a polling sibling, since beside_start_
   Time beside_start_;
-  std::vector<KernelStep> steps_;  // the chain; [head_, end) still to run
+  StepChain steps_;  // the chain; [head_, end) still to run
   size_t head_ = 0;
   size_t inserting_at_ = SIZE_MAX;  // the mark of steps being pushed to run before the rest
   Time kstep_start_;
@@ -280,6 +321,19 @@ struct CpuState {
   std::vector<int> core_busy;
   std::vector<int> core_polls;  // threads of the core in a polling wait (Cpu::polling_wait())
 };
+
+inline int64_t Cpu::queued_ns() const {
+  int64_t ns = 0;
+  size_t from = head_;
+  if (inserting_at_ != SIZE_MAX) {
+    from = inserting_at_;
+  } else if (head_ < steps_.size() && step_end_.scheduled()) {
+    ns = (step_end_.when() - k_->now()).count();  // the running step's rest
+    ++from;
+  }
+  for (size_t i = from; i < steps_.size(); ++i) ns += steps_[i].ns;
+  return ns;
+}
 
 inline Cpu& Kernel::cpu(int cpu) { return cpus_->cpus[cpu]; }
 inline const Cpu& Kernel::cpu(int cpu) const { return cpus_->cpus[cpu]; }

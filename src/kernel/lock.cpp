@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -27,14 +28,77 @@ ClassCounters counters_of(CpuCounters& c, LockClass cls) {
                          std::to_string(id) + " taken again while held by CPU " +
                          std::to_string(l.holder));
 }
-// spin_unlock()'s reservation when it starts before the last one: inserted by its start.
-[[gnu::noinline]] void insert_hold(SpinLock& l, sim::Time to) {
-  std::vector<SpinLock::Hold>& h = l.holds;
-  auto pos = h.end();
-  while (pos != h.begin() && (pos - 1)->from > l.from) --pos;
-  h.insert(pos, {l.from, to, l.holder});
+// Queues behind the reservations of other CPUs that cover the time `cpu` would take the lock
+// (`at`): returns when it takes it, the CPU it waited for last in `behind`. Every reservation
+// overlapping the wait so far was made earlier: it is ahead in the queue. (Out of line: most
+// locks have no reservation left when taken.)
+[[gnu::noinline]] sim::Time queue_behind(const Kernel& k, const SpinLock::Hold* h, size_t n,
+                                         int cpu, sim::Time at, int& behind) {
+  sim::Time t = at;
+  for (size_t i = 0; i < n; ++i) {
+    const SpinLock::Hold& r = h[i];
+    if (r.from > t) break;
+    if (r.cpu == cpu || r.to <= at) continue;
+    const sim::Time next = r.to + sim::Time::ns(k.remote_read(r.cpu, cpu));  // the line comes over
+    if (next > t) t = next, behind = r.cpu;
+  }
+  return t;
+}
+// A wait: the acquisition, the contention and the wait counted, and traced.
+[[gnu::noinline]] void count_contended(Kernel& k, LockClass cls, int id, int cpu, sim::Time at,
+                                       sim::Time t, int behind) {
+  const int64_t wait = (t - at).count();
+  ClassCounters c = counters_of(k.rq(cpu).c, cls);
+  ++c.acquired;
+  ++c.contended;
+  c.wait_ns += wait;
+  c.wait_max_ns = std::max(c.wait_max_ns, wait);
+  if (k.sink) k.sink->lock_contended(at, t, cpu, cls, id, behind);
 }
 }  // namespace
+
+size_t SpinLock::Holds::prune_spilled(sim::Time now) {
+  std::vector<Hold>& v = *spill_;
+  size_t over = 0;
+  while (over < v.size() && v[over].to <= now) ++over;
+  if (over == v.size()) {
+    v.clear();
+    spilled_ = false;
+    return n_ = 0;
+  }
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(over));
+  return v.size();
+}
+
+void SpinLock::Holds::spill() {
+  if (!spill_) spill_ = std::make_unique<std::vector<Hold>>();
+  spill_->assign(inl_, inl_ + n_);
+  spilled_ = true;
+}
+
+void SpinLock::Holds::push_back_spilled(sim::Time from, sim::Time to, int cpu) {
+  if (!spilled_) spill();
+  spill_->push_back({from, to, cpu});
+}
+
+// spin_unlock()'s reservation when it starts before the last one.
+void SpinLock::Holds::insert_by_start(sim::Time from, sim::Time to, int cpu) {
+  if (!spilled_ && n_ < kInline) {
+    size_t pos = n_;
+    while (pos > 0 && inl_[pos - 1].from > from) {
+      inl_[pos] = inl_[pos - 1];
+      --pos;
+    }
+    inl_[pos] = {from, to, cpu};
+    ++n_;
+    return;
+  }
+  if (!spilled_) spill();
+  std::vector<Hold>& v = *spill_;
+  auto pos = v.end();
+  while (pos != v.begin() && (pos - 1)->from > from) --pos;
+  v.insert(pos, {from, to, cpu});
+}
 
 // A CPU never waits behind its own reservation: its paths run one after another, so an earlier
 // one of its own has released the lock by the time a later one asks (the offsets of paths built
@@ -44,34 +108,16 @@ int64_t spin_lock(Kernel& k, SpinLock& l, LockClass cls, int id, int cpu, int64_
     lock_taken_again(l, cls, id);
   const sim::Time now = k.now();
   const sim::Time at = now + sim::Time::ns(offset);
-  std::vector<SpinLock::Hold>& h = l.holds;
-  if (!h.empty()) {
-    size_t over = 0;  // reservations over by now: dropped
-    while (over < h.size() && h[over].to <= now) ++over;
-    if (over == h.size())
-      h.clear();
-    else if (over > 0)
-      h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(over));
-  }
-  // Queue behind the reservations of other CPUs that cover the time we would take it.
+  SpinLock::Holds& h = l.holds;
   sim::Time t = at;
   int behind = -1;
-  // Every reservation overlapping the wait so far was made earlier: it is ahead in the queue.
-  for (const SpinLock::Hold& r : h) {
-    if (r.from > t) break;
-    if (r.cpu == cpu || r.to <= at) continue;
-    const sim::Time next = r.to + sim::Time::ns(k.remote_read(r.cpu, cpu));  // the line comes over
-    if (next > t) t = next, behind = r.cpu;
-  }
+  // Reservations over by now are dropped.
+  if (const size_t n = h.prune(now); n > 0) t = queue_behind(k, h.begin(), n, cpu, at, behind);
   const int64_t wait = (t - at).count();
-  ClassCounters c = counters_of(k.rq(cpu).c, cls);
-  ++c.acquired;
-  if (wait > 0) {
-    ++c.contended;
-    c.wait_ns += wait;
-    c.wait_max_ns = std::max(c.wait_max_ns, wait);
-    if (k.sink) k.sink->lock_contended(at, t, cpu, cls, id, behind);
-  }
+  if (wait > 0)
+    count_contended(k, cls, id, cpu, at, t, behind);
+  else
+    ++counters_of(k.rq(cpu).c, cls).acquired;
   l.from = t;
   l.holder = cpu;
   l.open = true;
@@ -82,17 +128,11 @@ void spin_unlock(Kernel& k, SpinLock& l, int64_t offset) {
   l.open = false;
   const sim::Time to = k.now() + sim::Time::ns(offset);
   if (to <= l.from) return;  // held for no time: nothing to queue behind
-  std::vector<SpinLock::Hold>& h = l.holds;
-  if (h.empty() || h.back().from <= l.from) {
-    // The common case, the latest start: appended (each field stored on its own, so that no
-    // temporary is written and read back in other widths).
-    SpinLock::Hold& x = h.emplace_back();
-    x.from = l.from;
-    x.to = to;
-    x.cpu = l.holder;
-    return;
-  }
-  insert_hold(l, to);
+  SpinLock::Holds& h = l.holds;
+  if (h.empty() || h.back().from <= l.from)
+    h.push_back(l.from, to, l.holder);  // the common case, the latest start: appended
+  else
+    h.insert_by_start(l.from, to, l.holder);
 }
 
 }  // namespace schedlab::kernel

@@ -23,7 +23,6 @@ struct Task {
   bool on_rq = false;
   bool in_compute = false;
   bool waiting_csd = false;  // spinning in csd_lock_wait()
-  SpinLock pi_lock;          // p->pi_lock (lock.hpp): try_to_wake_up() holds it
   Policy policy = Policy::Normal;
   int cpu = 0;               // task_cpu()
   int64_t work_left = 0;     // ns of Compute left (at full speed) when interrupted
@@ -36,6 +35,7 @@ struct Task {
   int nr_cpus_allowed = 0;   // p->nr_cpus_allowed
   bool kernel_thread = false;  // one of the kernel's own threads (ksoftirqd), not the workload's
   bool background = false;   // a [[background]] kernel thread or task, not the benchmark's
+  SpinLock pi_lock;          // p->pi_lock (lock.hpp): try_to_wake_up() holds it (after the line)
 
   // EEVDF entity
   int64_t vruntime = 0;
