@@ -247,17 +247,6 @@ void nohz_newidle_balance(Kernel& k, Rq& rq) {
   rq.c.nohz_newilb_kick++;
 }
 
-// nohz_run_idle_balance() at the top of do_idle(): consume NOHZ_NEWILB_KICK; unless an ILB kick
-// is also pending (its SCHED_SOFTIRQ will do the same) or need_resched, update the blocked load
-// of the NOHZ idle CPUs now, with interrupts on. Returns the cost, or -1 when nothing runs.
-int64_t nohz_run_idle_balance(Kernel& k, Rq& rq) {
-  if (!(rq.nohz_flags & NOHZ_NEWILB_KICK)) return -1;
-  const uint8_t flags = rq.nohz_flags;
-  rq.nohz_flags &= static_cast<uint8_t>(~NOHZ_NEWILB_KICK);
-  if (flags != NOHZ_NEWILB_KICK || rq.need_resched) return -1;
-  return _nohz_idle_balance(k, rq, NOHZ_STATS_KICK);
-}
-
 // update_idle_cpu_scan() (SIS_UTIL, Chen Yu, v6.0): nr_idle_scan falls quadratically with the
 // LLC's utilisation and reaches 0 at about 85 % (1/imbalance_pct).
 void update_idle_cpu_scan(Kernel& k, int llc) {
@@ -466,60 +455,120 @@ static bool update_nohz_stats(Kernel& k, int this_cpu, Rq& rq, int64_t& cost) {
 // when its balance is due, run sched_balance_domains() on its behalf (NOHZ_BALANCE_KICK). It
 // stops as soon as this CPU looks busy: need_resched() (which a polling kick has set), or with
 // ILB_NO_NEED_RESCHED only when this CPU is also no longer idle_cpu().
-int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
-  int64_t cost = 0;
-  const int this_cpu = this_rq.cpu;
-  const int64_t now = k.jiffies();
-  int64_t next_balance_j = now + kNoBalanceJiffies * k.m.tunables.hz;
-  Time next_balance = Time::max();
-  bool update_next = false;
-  bool has_blocked = false;
-  bool aborted = false;
+static void nohz_idle_balance_begin(Kernel& k, Rq& this_rq, uint8_t flags, NohzPass& p) {
+  p = NohzPass{.flags = flags, .start_jiffies = k.jiffies()};
   this_rq.c.nohz_idle_balance++;
   if (flags & NOHZ_STATS_KICK) k.nohz().has_blocked = false;
   if (flags & NOHZ_NEXT_KICK) k.nohz().needs_update = false;
-  for_each_nohz_idle_cpu_wrap(k, (this_cpu + 1) % k.nr_cpus(), [&](int c) {
-    cost += k.remote_read(this_cpu, c);
-    if (!idle_cpu(k, c)) return true;
-    bool busy = this_rq.need_resched;
-    for (Change* ch : k.hooks(Hook::nohz_idle_balance_busy)) {
-      HookResult<bool> r = ch->on_nohz_idle_balance_busy(this_rq, busy);
-      busy = r.value;
-      cost += r.cost_ns;
-    }
-    if (busy) {
-      if (flags & NOHZ_STATS_KICK) has_blocked = true;
-      if (flags & NOHZ_NEXT_KICK) k.nohz().needs_update = true;
-      aborted = true;
-      return false;
-    }
-    Rq& rq = k.rq(c);
-    if (flags & NOHZ_STATS_KICK) has_blocked |= update_nohz_stats(k, this_cpu, rq, cost);
-    if (k.now() >= rq.next_balance) {
-      const int64_t at = k.cpu(this_cpu).queued_ns();
-      cost += spin_lock(k, rq.lock, LockClass::Rq, c, this_cpu, at + cost);
-      cost += k.remote_read(this_cpu, c);  // rq_lock_irqsave(); update_rq_clock()
-      spin_unlock(k, rq.lock, at + cost);
-      if (flags & NOHZ_BALANCE_KICK) sched_balance_domains(k, this_cpu, rq, cost);
-    }
-    if (rq.next_balance < next_balance) {
-      next_balance = rq.next_balance;
-      update_next = true;
-    }
-    return true;
-  });
-  if (aborted) {
+}
+
+// One turn of the loop, for NOHZ idle CPU c; false when the pass aborts.
+static bool nohz_idle_balance_cpu(Kernel& k, Rq& this_rq, NohzPass& p, int c, int64_t& cost) {
+  const int this_cpu = this_rq.cpu;
+  const uint8_t flags = p.flags;
+  cost += k.remote_read(this_cpu, c);
+  if (!idle_cpu(k, c)) return true;
+  bool busy = this_rq.need_resched;
+  for (Change* ch : k.hooks(Hook::nohz_idle_balance_busy)) {
+    HookResult<bool> r = ch->on_nohz_idle_balance_busy(this_rq, busy);
+    busy = r.value;
+    cost += r.cost_ns;
+  }
+  if (busy) {
+    if (flags & NOHZ_STATS_KICK) p.has_blocked = true;
+    if (flags & NOHZ_NEXT_KICK) k.nohz().needs_update = true;
+    p.aborted = true;
+    return false;
+  }
+  Rq& rq = k.rq(c);
+  if (flags & NOHZ_STATS_KICK) p.has_blocked |= update_nohz_stats(k, this_cpu, rq, cost);
+  if (k.now() >= rq.next_balance) {
+    const int64_t at = k.cpu(this_cpu).queued_ns();
+    cost += spin_lock(k, rq.lock, LockClass::Rq, c, this_cpu, at + cost);
+    cost += k.remote_read(this_cpu, c);  // rq_lock_irqsave(); update_rq_clock()
+    spin_unlock(k, rq.lock, at + cost);
+    if (flags & NOHZ_BALANCE_KICK) sched_balance_domains(k, this_cpu, rq, cost);
+  }
+  if (rq.next_balance < p.next_balance) {
+    p.next_balance = rq.next_balance;
+    p.update_next = true;
+  }
+  return true;
+}
+
+static void nohz_idle_balance_end(Kernel& k, Rq& this_rq, const NohzPass& p) {
+  if (p.aborted) {
     this_rq.c.nohz_idle_balance_abort++;
   } else {
-    if (update_next) {
-      int64_t j = next_balance.count() / k.tick_period_ns();
-      k.nohz().next_balance = std::min(j, next_balance_j);
+    if (p.update_next) {
+      int64_t j = p.next_balance.count() / k.tick_period_ns();
+      k.nohz().next_balance =
+          std::min(j, p.start_jiffies + kNoBalanceJiffies * k.m.tunables.hz);
     }
-    if (flags & NOHZ_STATS_KICK)
-      k.nohz().next_blocked = now + kLoadAvgPeriodMs * k.m.tunables.hz / 1000;
+    if (p.flags & NOHZ_STATS_KICK)
+      k.nohz().next_blocked = p.start_jiffies + kLoadAvgPeriodMs * k.m.tunables.hz / 1000;
   }
-  if (has_blocked) k.nohz().has_blocked = true;
+  if (p.has_blocked) k.nohz().has_blocked = true;
+}
+
+// The whole pass at once, in SCHED_SOFTIRQ on the ILB CPU (its need_resched() test sees only
+// what was set before the softirq ran).
+int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags) {
+  int64_t cost = 0;
+  NohzPass p;
+  nohz_idle_balance_begin(k, this_rq, flags, p);
+  for_each_nohz_idle_cpu_wrap(k, (this_rq.cpu + 1) % k.nr_cpus(),
+                              [&](int c) { return nohz_idle_balance_cpu(k, this_rq, p, c, cost); });
+  nohz_idle_balance_end(k, this_rq, p);
   return k.cost(cost);
+}
+
+// nohz_run_idle_balance() at the top of do_idle(): consume NOHZ_NEWILB_KICK; unless an ILB kick
+// is also pending (its SCHED_SOFTIRQ will do the same) or need_resched, update the blocked load
+// of the NOHZ idle CPUs now, with interrupts on. The kernel's loop tests need_resched() at each
+// CPU, so a wake-up that lands during the pass (its IPI taken with interrupts on, or a remote
+// enqueue) ends it at the next CPU: the pass runs one NOHZ idle CPU a step.
+bool nohz_run_idle_balance(Kernel& k, Rq& rq) {
+  if (!(rq.nohz_flags & NOHZ_NEWILB_KICK)) return false;
+  const uint8_t flags = rq.nohz_flags;
+  rq.nohz_flags &= static_cast<uint8_t>(~NOHZ_NEWILB_KICK);
+  if (flags != NOHZ_NEWILB_KICK || rq.need_resched) return false;
+  nohz_idle_balance_begin(k, rq, NOHZ_STATS_KICK, rq.nohz_run);
+  rq.nohz_run_pos = 0;
+  return true;
+}
+
+// The next turns of the pass up to one that costs time (a step with interrupts on, then back
+// here), or its end: then do_idle() goes on (set polling, tick_nohz_idle_enter()).
+void nohz_run_idle_balance_next(Kernel& k, Rq& rq) {
+  Cpu& cpu = k.cpu(rq.cpu);
+  if (cpu.irqs_pending()) {
+    cpu.set_mode(Mode::Kernel);
+    cpu.process_pending_irqs(Resume::NohzRunIdleBalance);
+    return;
+  }
+  const int n = k.nr_cpus();
+  int64_t cost = 0;
+  bool more = true;
+  while (more && rq.nohz_run_pos < n) {
+    const int c = (rq.cpu + 1 + rq.nohz_run_pos) % n;
+    ++rq.nohz_run_pos;
+    if (!(k.nohz().idle_cpus_mask[c >> 6] >> (c & 63) & 1)) continue;
+    more = nohz_idle_balance_cpu(k, rq, rq.nohz_run, c, cost);
+    if (more && cost > 0) {
+      cpu.push_step(KernelStep::irqs_enabled(KernelPath::NohzIdleBalance, k.cost(cost)));
+      cpu.run_steps(Resume::NohzRunIdleBalance);
+      return;
+    }
+  }
+  nohz_idle_balance_end(k, rq, rq.nohz_run);
+  rq.nohz_run_pos = -1;
+  if (cost > 0) {
+    cpu.push_step(KernelStep::irqs_enabled(KernelPath::NohzIdleBalance, k.cost(cost)));
+    cpu.run_steps(Resume::DoIdlePolling);
+    return;
+  }
+  do_idle_polling(k, rq);
 }
 
 // nohz_csd_func() on the kicked CPU (from the call-function IPI, or from do_idle()'s flush after

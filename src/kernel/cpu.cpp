@@ -247,6 +247,7 @@ void Cpu::resume(const Continuation& r) {
     case Resume::ProcessPendingIrqs: process_pending_irqs(after_irqs_); return;
     case Resume::DoIdle: do_idle(k, rq); return;
     case Resume::DoIdlePolling: do_idle_polling(k, rq); return;
+    case Resume::NohzRunIdleBalance: nohz_run_idle_balance_next(k, rq); return;
     case Resume::IdleLoop: do_idle_loop(k, rq); return;
     case Resume::CallCpuidle:
       call_cpuidle(k, rq, r.idle_state().state, r.idle_state().stop_tick);

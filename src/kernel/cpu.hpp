@@ -49,6 +49,7 @@ enum class Resume : uint8_t {
   ProcessPendingIrqs,  // the next IRQ that arrived while IRQs were off, then `after_irqs`
   DoIdle,              // do_idle()
   DoIdlePolling,       // do_idle() after nohz_run_idle_balance(): set polling, tick_nohz_idle_enter()
+  NohzRunIdleBalance,  // the next NOHZ idle CPU of nohz_run_idle_balance()'s pass
   IdleLoop,            // the next turn of do_idle()'s loop
   CallCpuidle,         // call_cpuidle() after the governor: clear polling and test need_resched
   EnterIdleState,      // the state's enter() with the state chosen by the governor

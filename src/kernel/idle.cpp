@@ -85,13 +85,10 @@ void do_idle(Kernel& k, Rq& rq) {
     cpu.process_pending_irqs(Resume::DoIdle);
     return;
   }
-  int64_t c = nohz_run_idle_balance(k, rq);
-  if (c >= 0) {
-    cpu.push_step(KernelStep::irqs_enabled(KernelPath::NohzIdleBalance, c));
-    cpu.run_steps(Resume::DoIdlePolling);
-    return;
-  }
-  do_idle_polling(k, rq);
+  if (nohz_run_idle_balance(k, rq))
+    nohz_run_idle_balance_next(k, rq);
+  else
+    do_idle_polling(k, rq);
 }
 
 // __current_set_polling(); tick_nohz_idle_enter(); then the loop.

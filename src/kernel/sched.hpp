@@ -111,6 +111,16 @@ struct Csd {  // (the small fields first: 24 bytes, inside each KernelStep)
 // steps, interrupts) is the Cpu's (cpu.hpp); cpuidle and the governor keep their own.
 // (Aligned to a pair of cache lines, with what the wakeup scan's line_read() and idle_cpu()
 // touch in them: select_idle_cpu() visits one rq per CPU it scans.)
+// A _nohz_idle_balance() pass's running results (balance.cpp).
+struct NohzPass {
+  uint8_t flags = 0;
+  bool has_blocked = false;
+  bool update_next = false;
+  bool aborted = false;
+  Time next_balance = Time::max();
+  int64_t start_jiffies = 0;
+};
+
 struct alignas(128) Rq {
   CacheLine line;               // the line idle_cpu() reads: curr, nr_running, ttwu_pending
   int cpu = 0;
@@ -154,6 +164,11 @@ struct alignas(128) Rq {
   // NOHZ idle balancing
   uint8_t nohz_flags = 0;         // NohzFlags kicked at this CPU
   uint8_t nohz_idle_balance = 0;  // the flags nohz_csd_func() handed to SCHED_SOFTIRQ
+  // nohz_run_idle_balance()'s pass in progress, one NOHZ idle CPU a step (so a wake-up that
+  // lands during it is seen at the next CPU's need_resched() test, as in the kernel's loop):
+  // the next position in the wrap from cpu + 1 (-1: no pass) and the pass's running results.
+  int nohz_run_pos = -1;
+  NohzPass nohz_run;
   bool idle_balance = false;      // rq->idle_balance: idle at the tick / at the ILB kick
   bool nohz_tick_stopped = false; // in nohz.idle_cpus_mask
   bool sd_nohz_idle = false;      // counted out of the LLC's nr_busy_cpus
@@ -340,7 +355,10 @@ void nohz_balancer_kick(Kernel& k, Rq& rq, int64_t& cost);
 void nohz_balance_enter_idle(Kernel& k, Rq& rq);
 void nohz_balance_exit_idle(Kernel& k, Rq& rq);
 void nohz_newidle_balance(Kernel& k, Rq& rq);
-int64_t nohz_run_idle_balance(Kernel& k, Rq& rq);  // at the top of do_idle(); the cost, or -1
+// At the top of do_idle(): true when a pass starts; nohz_run_idle_balance_next() runs it, one
+// NOHZ idle CPU a step, and goes on to do_idle_polling() when it ends or aborts.
+bool nohz_run_idle_balance(Kernel& k, Rq& rq);
+void nohz_run_idle_balance_next(Kernel& k, Rq& rq);
 int64_t _nohz_idle_balance(Kernel& k, Rq& this_rq, uint8_t flags);
 int64_t nohz_csd_func(Kernel& k, int cpu);
 

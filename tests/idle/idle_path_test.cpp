@@ -431,3 +431,59 @@ TEST(PollingKick, WakingNonPollingIdleCpuSendsIpiAndPaysExitLatency) {
     if (!s.disabled) min_exit = std::min(min_exit, s.wake_cost_ns);
   EXPECT_GE(r.k->rq(0).c.kernel_ns[static_cast<int>(KernelPath::IdleExit)], min_exit);
 }
+
+// nohz_run_idle_balance() at the top of do_idle() visits the NOHZ idle CPUs one at a time with
+// interrupts on, and _nohz_idle_balance()'s loop tests need_resched() at each: a wake-up that
+// lands during the pass (polling is still clear there: an IPI, whose sched_ttwu_pending() sets
+// need_resched) ends it at the next CPU, and the wakee runs without waiting for the rest.
+namespace {
+struct WakeDuringNewIlbPass {
+  std::unique_ptr<Kernel> k;
+  Time woken_runs = Time::max();
+  WakeDuringNewIlbPass(const machine::Machine& m, int64_t wake_after_ns) {
+    KernelOptions cold{1, nullptr};
+    cold.cold = true;  // idle CPUs have blocked load from boot: the pass has work on each
+    k = std::make_unique<Kernel>(m, Features(), cold);
+    Task* wakee = k->create_task("wakee", lambda([this](Api& api, Task&, int n) {
+                                   if (n == 0) return Action::compute(1000);
+                                   if (n == 1) return Action::block();
+                                   if (n == 2) woken_runs = api.now();
+                                   return Action::exit();
+                                 }),
+                                 pinned(1));
+    k->create_task("waker", lambda([wakee, wake_after_ns](Api&, Task&, int n) {
+                     if (n == 0) return Action::compute(wake_after_ns);
+                     if (n == 1) return Action::wake(wakee, false);
+                     return Action::exit();
+                   }),
+                   pinned(0));
+    k->run(Time::ms(5));
+  }
+};
+}  // namespace
+
+TEST(IdlePath, WakeDuringNohzRunIdleBalanceEndsThePass) {
+  auto m = test_machine(1, 16, 1, 16);
+  machine::disable_idle_states(m, {"C6"});
+  // Woken long after: the pass runs to its end over the 15 other CPUs, and the wake-up finds
+  // CPU 1 polling.
+  WakeDuringNewIlbPass late(m, 500000);
+  const auto& l1 = late.k->rq(1).c;
+  EXPECT_EQ(l1.nohz_newilb_kick, 1);
+  EXPECT_EQ(l1.nohz_idle_balance, 1);
+  EXPECT_EQ(l1.nohz_idle_balance_abort, 0);
+  EXPECT_EQ(late.k->rq(0).c.wake_polling_no_ipi, 1);
+  const int64_t full_pass = path_ns(l1, KernelPath::NohzIdleBalance);
+  ASSERT_GT(full_pass, 0);
+  // Woken 3 us in, while CPU 1 is in the pass: an IPI (polling is clear there), the pass ends
+  // at the next CPU, and the wakee runs sooner than the whole pass would take. (CPU 1 goes
+  // idle again when the wakee exits and runs the next pass, this one whole.)
+  WakeDuringNewIlbPass early(m, 3000);
+  const auto& e1 = early.k->rq(1).c;
+  EXPECT_EQ(e1.nohz_idle_balance, 2);
+  EXPECT_EQ(e1.nohz_idle_balance_abort, 1);
+  EXPECT_EQ(e1.ipi_received[kCallFunc], 1);
+  EXPECT_EQ(early.k->rq(0).c.wake_polling_no_ipi, 0);
+  EXPECT_LT(early.woken_runs.count(), 3000 + full_pass);
+  EXPECT_LT(path_ns(e1, KernelPath::NohzIdleBalance), 2 * full_pass);
+}
