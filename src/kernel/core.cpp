@@ -330,6 +330,14 @@ int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, boo
                               int64_t at, int64_t c) {
   if (p->state != TaskState::Interruptible) return c;
   if (k.sink) k.sink->sched_waking(k.now(), this_cpu, k.info(p), p->cpu);
+  // A delayed task (DELAY_DEQUEUE) on a busy rq that may run elsewhere is dequeued for good and
+  // takes the full wakeup path, select_task_rq() included (ttwu_runnable() since v6.13,
+  // d68803506ffb "Dequeue sched_delayed tasks when waking to a busy CPU").
+  if (p->on_rq && p->sched_delayed && k.rq(p->cpu).nr_running > 1 && p->nr_cpus_allowed > 1) {
+    c += k.remote_read(this_cpu, p->cpu) + k.cost(k.m.costs.dequeue_ns);
+    k.rq(p->cpu).c.delay_dequeue_woken++;
+    finish_delayed_dequeue_fair(k, k.rq(p->cpu), p);
+  }
   if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
   int prev_cpu = p->cpu;

@@ -190,6 +190,7 @@ enum CounterShow : unsigned {
   COUNTER(delay_dequeue, "count", 0, "DELAY_DEQUEUE: a blocking fair task kept queued (sched_delayed)") \
   COUNTER(delay_dequeue_picked, "count", 0, "... dequeued when pick_next_entity() picked it")  \
   COUNTER(delay_requeue, "count", 0, "... woken while still queued (requeue_delayed_entity())") \
+  COUNTER(delay_dequeue_woken, "count", 0, "... woken on a busy rq: dequeued, then the full wakeup") \
   COUNTER(rq_cpu_time, "ns", 0, "tasks' time on the CPU, switch-in to switch-out (sched_info)")  \
   COUNTER(run_delay, "ns", 0, "tasks' time runnable before switch-in (sched_info run_delay)")    \
   COUNTER(pcount, "count", 0, "tasks switched in (sched_info pcount)")                           \

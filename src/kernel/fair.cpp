@@ -385,6 +385,21 @@ int64_t entity_lag(const Kernel& k, const Rq& rq, const Task* p) {
   return std::clamp<int64_t>(V - p->vruntime, -limit, limit);
 }
 
+}  // namespace
+
+// DEQUEUE_DELAYED: the delayed task leaves the queue for good, its lag taken while it is still
+// counted (a positive one dropped with DELAY_ZERO: finish_delayed_dequeue_entity()).
+void finish_delayed_dequeue_fair(Kernel& k, Rq& rq, Task* p) {
+  p->vlag = entity_lag(k, rq, p);
+  if (k.f.on(Feature::DELAY_ZERO) && p->vlag > 0) p->vlag = 0;
+  p->sched_delayed = false;
+  p->on_rq = false;
+  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), p));
+  sub_nr_running(k, rq, 1);
+}
+
+namespace {
+
 // dequeue_entity(): remember the lag (clamped) for the next placement.
 void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return dequeue_task_cfs(k, rq, p);
@@ -402,13 +417,8 @@ Task* pick_task_fair(Kernel& k, Rq& rq) {
   while (!rq.cfs.empty()) {
     Task* next = pick_eevdf(rq);
     if (next->sched_delayed) {
-      next->vlag = entity_lag(k, rq, next);
-      if (k.f.on(Feature::DELAY_ZERO) && next->vlag > 0) next->vlag = 0;
-      next->sched_delayed = false;
-      next->on_rq = false;
       rq.c.delay_dequeue_picked++;
-      rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
-      sub_nr_running(k, rq, 1);
+      finish_delayed_dequeue_fair(k, rq, next);
       continue;
     }
     rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));

@@ -279,6 +279,8 @@ bool delay_dequeue_fair(Kernel& k, Rq& rq, Task* p);
 // requeue_delayed_entity(): a wakeup of a delayed task (ttwu_runnable()): it stays where it is
 // queued; with DELAY_ZERO a positive lag is dropped (re-placed at the average).
 void requeue_delayed_fair(Kernel& k, Rq& rq, Task* p);
+// DEQUEUE_DELAYED: a delayed task leaves its queue for good (picked, or woken onto a busy rq).
+void finish_delayed_dequeue_fair(Kernel& k, Rq& rq, Task* p);
 // CFS (NO_EEVDF): the sysctls as the kernel scales them (derived from base_slice_ns), ns.
 struct CfsTunables {
   int64_t latency_ns = 0;             // sysctl_sched_latency
