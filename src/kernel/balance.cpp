@@ -123,6 +123,10 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
   for (size_t i = 0; i < b.cfs.size() && pulled < want && pulled < k.m.tunables.nr_migrate;) {
     Task* p = b.cfs[i];
     bool hot = false;
+    if (p->sched_delayed) {  // DELAY_DEQUEUE: a blocked task is not moved (left out: its dequeue)
+      ++i;
+      continue;
+    }
     if (!can_migrate_task(k, rq, sd, p, hot)) {
       rq.c.nr_failed_migrations_hot += hot;
       ++i;

@@ -84,7 +84,9 @@ void __schedule_idle_fastpath(Kernel& k, Rq& rq, KernelPath path, int64_t cost) 
 
 // Models __schedule(mode): prev leaves the runqueue if it blocks, pick_next_task(), the context
 // switch. A change may take the CPU over before prev is dequeued (Hook::schedule). Left out:
-// RCU, PSI, core scheduling, sched_ext, delayed dequeue.
+// RCU, PSI, core scheduling, sched_ext. With DELAY_DEQUEUE a blocking fair task that is not
+// eligible stays queued (delay_dequeue_fair()): it is still on_rq, and put back like a
+// preempted prev (it goes on counting as a voluntary switch).
 void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   Cpu& cpu = k.cpu(rq.cpu);
   Task* prev = rq.curr;
@@ -110,7 +112,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
 
   if (mode == SchedMode::SM_NONE && prev != rq.idle && prev->state != TaskState::Running) {
     c += k.cost(k.m.costs.dequeue_ns);
-    deactivate_task(k, rq, prev);
+    if (!delay_dequeue_fair(k, rq, prev)) deactivate_task(k, rq, prev);
   }
 
   rq.c.pick_next_task_calls++;
@@ -328,6 +330,14 @@ int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, boo
                               int64_t at, int64_t c) {
   if (p->state != TaskState::Interruptible) return c;
   if (k.sink) k.sink->sched_waking(k.now(), this_cpu, k.info(p), p->cpu);
+  // A delayed task (DELAY_DEQUEUE) on a busy rq that may run elsewhere is dequeued for good and
+  // takes the full wakeup path, select_task_rq() included (ttwu_runnable() since v6.13,
+  // d68803506ffb "Dequeue sched_delayed tasks when waking to a busy CPU").
+  if (p->on_rq && p->sched_delayed && k.rq(p->cpu).nr_running > 1 && p->nr_cpus_allowed > 1) {
+    c += k.remote_read(this_cpu, p->cpu) + k.cost(k.m.costs.dequeue_ns);
+    k.rq(p->cpu).c.delay_dequeue_woken++;
+    finish_delayed_dequeue_fair(k, k.rq(p->cpu), p);
+  }
   if (p->on_rq) return ttwu_runnable(k, this_cpu, p, c);
   p->state = TaskState::Running;
   int prev_cpu = p->cpu;
@@ -344,12 +354,21 @@ int64_t try_to_wake_up_locked(Kernel& k, int this_cpu, Task* waker, Task* p, boo
   return c;
 }
 
-// ttwu_runnable(): still queued (a change kept it on its runqueue while it blocked): just mark
-// it running (one line transfer). `c` is the waker's cost so far; returns the new total.
+// ttwu_runnable(): still queued (a change kept it on its runqueue while it blocked, or
+// DELAY_DEQUEUE did): just mark it running (one line transfer), no select_task_rq(). A delayed
+// task is requeued in place (ENQUEUE_DELAYED: the enqueue's cost) and, not being on a CPU, may
+// preempt the one running there (wakeup_preempt()). Left out: the wait for that rq's lock.
+// `c` is the waker's cost so far; returns the new total.
 int64_t ttwu_runnable(Kernel& k, int this_cpu, Task* p, int64_t c) {
   p->state = TaskState::Running;
   k.rq(this_cpu).c.ttwu_runnable++, k.rq(this_cpu).c.ttwu_runnable_local += p->cpu == this_cpu;  // ttwu_stat()
   c += k.remote_read(this_cpu, p->cpu);
+  if (p->sched_delayed) {
+    Rq& rq = k.rq(p->cpu);
+    c += k.cost(k.m.costs.enqueue_ns);
+    requeue_delayed_fair(k, rq, p);
+    if (rq.curr != p) c += wakeup_preempt(k, this_cpu, rq, p, c);
+  }
   for (Change* ch : k.hooks(Hook::ttwu_runnable)) ch->on_ttwu_runnable(this_cpu, p, c);
   if (k.sink) k.sink->sched_wakeup(k.now(), p->cpu, k.info(p), p->cpu);
   return c;

@@ -187,6 +187,10 @@ enum CounterShow : unsigned {
   COUNTER(sched_goidle, "count", 0, "set_next_task_idle(): schedule() left the CPU idle")        \
   COUNTER(ttwu_runnable, "count", 0, "try_to_wake_up() of a still-queued task (ttwu_runnable())") \
   COUNTER(ttwu_runnable_local, "count", 0, "... of a task queued on the waking CPU")            \
+  COUNTER(delay_dequeue, "count", 0, "DELAY_DEQUEUE: a blocking fair task kept queued (sched_delayed)") \
+  COUNTER(delay_dequeue_picked, "count", 0, "... dequeued when pick_next_entity() picked it")  \
+  COUNTER(delay_requeue, "count", 0, "... woken while still queued (requeue_delayed_entity())") \
+  COUNTER(delay_dequeue_woken, "count", 0, "... woken on a busy rq: dequeued, then the full wakeup") \
   COUNTER(rq_cpu_time, "ns", 0, "tasks' time on the CPU, switch-in to switch-out (sched_info)")  \
   COUNTER(run_delay, "ns", 0, "tasks' time runnable before switch-in (sched_info run_delay)")    \
   COUNTER(pcount, "count", 0, "tasks switched in (sched_info pcount)")                           \

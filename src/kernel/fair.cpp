@@ -378,23 +378,53 @@ void enqueue_task_fair(Kernel& k, Rq& rq, Task* p) {
   rq.cfs.push_back(p);
 }
 
+// update_entity_lag(): p's lag against the rq's average (p still counted in it), clamped.
+int64_t entity_lag(const Kernel& k, const Rq& rq, const Task* p) {
+  int64_t V = avg_vruntime(rq);
+  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_period_ns());
+  return std::clamp<int64_t>(V - p->vruntime, -limit, limit);
+}
+
+}  // namespace
+
+// DEQUEUE_DELAYED: the delayed task leaves the queue for good, its lag taken while it is still
+// counted (a positive one dropped with DELAY_ZERO: finish_delayed_dequeue_entity()).
+void finish_delayed_dequeue_fair(Kernel& k, Rq& rq, Task* p) {
+  p->vlag = entity_lag(k, rq, p);
+  if (k.f.on(Feature::DELAY_ZERO) && p->vlag > 0) p->vlag = 0;
+  p->sched_delayed = false;
+  p->on_rq = false;
+  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), p));
+  sub_nr_running(k, rq, 1);
+}
+
+namespace {
+
 // dequeue_entity(): remember the lag (clamped) for the next placement.
 void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return dequeue_task_cfs(k, rq, p);
   update_curr(k, rq);
-  int64_t V = avg_vruntime(rq);
-  int64_t limit = std::max<int64_t>(2 * p->slice, k.tick_period_ns());
-  p->vlag = std::clamp<int64_t>(V - p->vruntime, -limit, limit);
+  p->vlag = entity_lag(k, rq, p);
 }
 
 void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
 
+// pick_next_entity(): a delayed task that is the pick is dequeued for good now (DEQUEUE_DELAYED:
+// its lag taken while still counted, a positive one dropped with DELAY_ZERO) and the pick runs
+// again.
 Task* pick_task_fair(Kernel& k, Rq& rq) {
   if (!k.f.on(Feature::EEVDF)) return pick_task_cfs(k, rq);
-  if (rq.cfs.empty()) return nullptr;
-  Task* next = pick_eevdf(rq);
-  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
-  return next;
+  while (!rq.cfs.empty()) {
+    Task* next = pick_eevdf(rq);
+    if (next->sched_delayed) {
+      rq.c.delay_dequeue_picked++;
+      finish_delayed_dequeue_fair(k, rq, next);
+      continue;
+    }
+    rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), next));
+    return next;
+  }
+  return nullptr;
 }
 
 // set_next_entity(): the picked task's execution clock starts now, so the switch itself is
@@ -454,6 +484,35 @@ void yield_task_fair(Kernel& k, Rq& rq) {
 }
 
 }  // namespace
+
+// dequeue_entity() with DEQUEUE_SLEEP of curr under DELAY_DEQUEUE: an eligible task leaves as
+// before; one that is not (it ran ahead of the average: negative lag) stays queued, delayed,
+// still counted in avg_vruntime() and nr_running, until pick_task_fair() picks it or a wakeup
+// requeues it. Its vruntime is not touched while it waits.
+bool delay_dequeue_fair(Kernel& k, Rq& rq, Task* p) {
+  if (!k.f.on(Feature::EEVDF) || !k.f.on(Feature::DELAY_DEQUEUE)) return false;
+  // Only a plain sleep: an exit (TASK_DEAD) and the special states are not delayed.
+  if (p->sched_class != &fair_sched_class || p != rq.curr || p->state != TaskState::Interruptible)
+    return false;
+  update_curr(k, rq);
+  if (p->vruntime <= avg_vruntime(rq)) return false;  // entity_eligible()
+  p->sched_delayed = true;
+  rq.c.delay_dequeue++;
+  return true;
+}
+
+void requeue_delayed_fair(Kernel& k, Rq& rq, Task* p) {
+  update_curr(k, rq);
+  p->sched_delayed = false;
+  rq.c.delay_requeue++;
+  if (!k.f.on(Feature::DELAY_ZERO) || entity_lag(k, rq, p) <= 0) return;
+  // The lag turned positive while it waited: re-placed at the average without it, lag 0.
+  rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), p));
+  p->vlag = 0;
+  place_entity(rq, p);
+  if (k.checking()) k.check_placed(p);
+  rq.cfs.push_back(p);
+}
 
 const SchedClass fair_sched_class = {
     .name = "fair",

@@ -36,7 +36,14 @@ namespace schedlab::kernel {
   FEATURE(NEWIDLE_BALANCE, true, "pull work when a CPU is about to go idle (newidle_balance)")    \
   FEATURE(EEVDF, true,                                                                           \
           "the fair class picks and preempts by EEVDF (v6.6, 147f3efaa241); off: the CFS rules "  \
-          "before v6.6 (wakeup_gran, GENTLE_FAIR_SLEEPERS, START_DEBIT, sched_slice(), buddies)")
+          "before v6.6 (wakeup_gran, GENTLE_FAIR_SLEEPERS, START_DEBIT, sched_slice(), buddies)") \
+  FEATURE(DELAY_DEQUEUE, false,                                                                  \
+          "a fair task that blocks while not eligible stays queued (sched_delayed) until it is "   \
+          "picked or woken; a wakeup requeues it in place (v6.12, on in the kernel; off here "     \
+          "until validated)")                                                                   \
+  FEATURE(DELAY_ZERO, true,                                                                      \
+          "with DELAY_DEQUEUE: a delayed task's positive lag is dropped when it is dequeued or "   \
+          "requeued (v6.12)")
 
 enum class Feature : int {
 #define SCHEDLAB_FEATURE_ENUM(name, on, meaning) name,

@@ -273,6 +273,14 @@ Task* pick_eevdf(Rq& rq, bool protect = false);
 // detach_task() of a queued fair task from `rq` (load balance): EEVDF keeps its lag; CFS drops it
 // from rq's buddies (its vruntime is renormalized when it is enqueued on the new rq).
 void detach_task_fair(Kernel& k, Rq& rq, Task* p);
+// DELAY_DEQUEUE: dequeue_entity() of a blocking curr that is not eligible keeps it queued
+// (sched_delayed); returns whether it did (then the caller does not deactivate it).
+bool delay_dequeue_fair(Kernel& k, Rq& rq, Task* p);
+// requeue_delayed_entity(): a wakeup of a delayed task (ttwu_runnable()): it stays where it is
+// queued; with DELAY_ZERO a positive lag is dropped (re-placed at the average).
+void requeue_delayed_fair(Kernel& k, Rq& rq, Task* p);
+// DEQUEUE_DELAYED: a delayed task leaves its queue for good (picked, or woken onto a busy rq).
+void finish_delayed_dequeue_fair(Kernel& k, Rq& rq, Task* p);
 // CFS (NO_EEVDF): the sysctls as the kernel scales them (derived from base_slice_ns), ns.
 struct CfsTunables {
   int64_t latency_ns = 0;             // sysctl_sched_latency

@@ -182,6 +182,69 @@ TEST(Policy, TickReschedulesACurrPastItsProtection) {
   EXPECT_EQ(off.curr->vprot, 750000);
 }
 
+// DELAY_DEQUEUE (v6.12): CPU 0 runs `a` with `b` queued. A curr that blocks while eligible
+// leaves as before; one that blocks past the average stays queued (sched_delayed), counted in
+// avg_vruntime() and nr_running, until the pick reaches it (then it is dequeued for good, a
+// positive lag dropped by DELAY_ZERO) or a wakeup requeues it in place.
+TEST(Policy, DelayDequeueKeepsAnIneligibleSleeperQueuedUntilPicked) {
+  for (bool on : {false, true}) {
+    Hand h(flat4(), on ? "DELAY_DEQUEUE" : "");
+    auto ts = h.busy(0, 1);
+    Task* a = ts[0];
+    Task* b = ts[1];
+    Rq& rq = h.rq(0);
+    a->exec_start = h.k->now();
+    a->vruntime = 3000, a->deadline = 5000;  // V = 2000: a is ahead (negative lag)
+    b->vruntime = 1000, b->deadline = 9000;
+    a->state = kernel::TaskState::Interruptible;  // it blocks
+    const bool delayed = kernel::delay_dequeue_fair(*h.k, rq, a);
+    EXPECT_EQ(delayed, on);
+    if (!on) continue;
+    EXPECT_TRUE(a->sched_delayed);
+    EXPECT_TRUE(a->on_rq);
+    EXPECT_EQ(rq.c.delay_dequeue, 1);
+    EXPECT_EQ(rq.nr_running, 2);
+    // __schedule() puts it back like a preempted prev; it still counts in the average.
+    kernel::fair_sched_class.put_prev_task(*h.k, rq, a);
+    rq.curr = rq.idle;
+    EXPECT_EQ(kernel::avg_vruntime(rq), 2000);
+    // Not eligible: b is the pick, a stays delayed.
+    EXPECT_EQ(kernel::fair_sched_class.pick_task(*h.k, rq), b);
+    EXPECT_TRUE(a->sched_delayed);
+    EXPECT_EQ(rq.c.delay_dequeue_picked, 0);
+    // b has run past it (V = 5000 with a at 3000 is behind it): a is eligible and the earlier
+    // deadline, so the pick dequeues it for good (its lag +2000 dropped: DELAY_ZERO) and picks
+    // again.
+    b->vruntime = 7000, b->deadline = 12000;
+    rq.cfs.push_back(b);
+    EXPECT_EQ(kernel::fair_sched_class.pick_task(*h.k, rq), b);
+    EXPECT_FALSE(a->sched_delayed);
+    EXPECT_FALSE(a->on_rq);
+    EXPECT_EQ(a->vlag, 0);
+    EXPECT_EQ(rq.nr_running, 1);
+    EXPECT_EQ(rq.c.delay_dequeue_picked, 1);
+    EXPECT_TRUE(rq.cfs.empty());
+  }
+  // A wakeup of a delayed task requeues it where it is (negative lag: not re-placed).
+  Hand h(flat4(), "DELAY_DEQUEUE");
+  auto ts = h.busy(0, 1);
+  Task* a = ts[0];
+  Rq& rq = h.rq(0);
+  a->exec_start = h.k->now();
+  a->vruntime = 3000, a->deadline = 5000;
+  ts[1]->vruntime = 1000, ts[1]->deadline = 9000;
+  a->state = kernel::TaskState::Interruptible;
+  ASSERT_TRUE(kernel::delay_dequeue_fair(*h.k, rq, a));
+  kernel::fair_sched_class.put_prev_task(*h.k, rq, a);
+  rq.curr = rq.idle;
+  kernel::requeue_delayed_fair(*h.k, rq, a);
+  EXPECT_FALSE(a->sched_delayed);
+  EXPECT_EQ(a->vruntime, 3000);
+  EXPECT_EQ(rq.c.delay_requeue, 1);
+  EXPECT_EQ(rq.cfs.size(), 2u);
+  EXPECT_EQ(rq.nr_running, 2);
+}
+
 TEST(Policy, PlaceEntityKeepsLagAndGivesNewTasksHalfASlice) {
   Hand h(flat4());
   Rq& rq = h.rq(0);
