@@ -557,7 +557,7 @@ void nohz_run_idle_balance_next(Kernel& k, Rq& rq) {
   while (more && rq.nohz_run_pos < n) {
     const int c = (rq.cpu + 1 + rq.nohz_run_pos) % n;
     ++rq.nohz_run_pos;
-    if (!(k.nohz().idle_cpus_mask[c >> 6] >> (c & 63) & 1)) continue;
+    if (!k.nohz().test(c)) continue;
     more = nohz_idle_balance_cpu(k, rq, rq.nohz_run, c, cost);
     if (more && cost > 0) {
       cpu.push_step(KernelStep::irqs_enabled(KernelPath::NohzIdleBalance, k.cost(cost)));

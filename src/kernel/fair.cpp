@@ -81,15 +81,22 @@ void place_entity(Rq& rq, Task* p) {
   p->deadline = p->vruntime + p->slice * kNice0Load / p->weight;
 }
 
+namespace {
+// cfs_rq->curr: rq.curr while it is a queued fair task (the queue rq.cfs holds the others).
+Task* fair_curr(const Rq& rq) {
+  Task* curr = rq.curr;
+  return curr != rq.idle && curr->on_rq && !curr->is_rt() ? curr : nullptr;
+}
+}  // namespace
+
 // pick_eevdf(): earliest virtual deadline among eligible entities (vruntime <= avg). Considers
 // the queued tasks and curr if it is a runnable fair task. With `protect`, an eligible curr
 // still short of its se->vprot is the pick (its slice protection; __pick_eevdf() tests
 // eligibility first, so an ineligible curr is never protected).
 Task* pick_eevdf(Rq& rq, bool protect) {
   int64_t V = avg_vruntime(rq);
-  Task* curr = rq.curr;
-  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
-  if (protect && curr_fair && curr->vruntime <= V && curr->vruntime < curr->vprot) return curr;
+  Task* curr = fair_curr(rq);
+  if (protect && curr && curr->vruntime <= V && curr->vruntime < curr->vprot) return curr;
   Task* best = nullptr;
   Task* first = nullptr;
   auto consider = [&](Task* t) {
@@ -98,7 +105,7 @@ Task* pick_eevdf(Rq& rq, bool protect) {
     if (!best || t->deadline < best->deadline) best = t;
   };
   for (Task* t : rq.cfs) consider(t);
-  if (curr_fair) consider(curr);
+  if (curr) consider(curr);
   return best ? best : first;
 }
 
@@ -129,12 +136,6 @@ namespace {
 // calc_delta_fair(): real time to p's virtual time.
 int64_t calc_delta_fair(int64_t delta, const Task* p) {
   return p->weight == kNice0Load ? delta : delta * kNice0Load / p->weight;
-}
-
-// cfs_rq->curr while it is a queued fair task (the queue rq.cfs holds the others).
-Task* cfs_curr(const Rq& rq) {
-  Task* curr = rq.curr;
-  return curr != rq.idle && curr->on_rq && !curr->is_rt() ? curr : nullptr;
 }
 
 // __pick_first_entity(): the queued task with the smallest vruntime (the first queued of equal
@@ -169,7 +170,7 @@ int cfs_wakeup_preempt_entity(const Kernel& k, const Task* curr, const Task* se)
 // update_min_vruntime(): the smaller of curr's and the leftmost's vruntime, never backwards.
 // `leaving` (being dequeued) counts as neither.
 void update_min_vruntime_cfs(Rq& rq, const Task* leaving) {
-  Task* curr = cfs_curr(rq);
+  Task* curr = fair_curr(rq);
   if (curr == leaving) curr = nullptr;
   const Task* left = cfs_leftmost(rq, leaving);
   int64_t v = rq.min_vruntime;
@@ -189,7 +190,7 @@ int64_t sched_slice_cfs(const Kernel& k, const Rq& rq, const Task* p) {
     ++nr, load += q->weight;
     queued |= q == p;
   }
-  if (const Task* curr = cfs_curr(rq)) {
+  if (const Task* curr = fair_curr(rq)) {
     ++nr, load += curr->weight;
     queued |= curr == p;
   }
@@ -282,7 +283,7 @@ bool wakeup_preempt_cfs(Kernel& k, Rq& rq, Task* p) {
   }
   rq.cfs_next = p;
   rq.c.cfs_wakeup_preempt++;
-  const int64_t nr = static_cast<int64_t>(rq.cfs.size()) + (cfs_curr(rq) ? 1 : 0);
+  const int64_t nr = static_cast<int64_t>(rq.cfs.size()) + (fair_curr(rq) ? 1 : 0);
   if (curr->on_rq && nr >= cfs_tunables(k).nr_latency) rq.cfs_last = curr;
   return true;
 }
@@ -446,9 +447,8 @@ bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return wakeup_preempt_cfs(k, rq, p);
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
-  Task* curr = rq.curr;
-  const bool curr_fair = curr != rq.idle && curr->on_rq && !curr->is_rt();
-  const bool preempt_short = curr_fair && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice;
+  Task* curr = fair_curr(rq);
+  const bool preempt_short = curr && k.f.on(Feature::PREEMPT_SHORT) && p->slice < curr->slice;
   if (pick_eevdf(rq, !preempt_short) == p) {
     if (preempt_short) cancel_protect_slice(curr);
     return true;

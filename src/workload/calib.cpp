@@ -367,10 +367,10 @@ void Calib::setup(Api& k) {
     const auto& tun = k.machine().tunables;
     if (o_.unix_socket) {
       msg_.ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);  // 100 B: the small-skb truesize
-      msg_.costs = {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns};
+      msg_.costs = ChannelCosts::unix_socket(c);
     } else {
       msg_.ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
-      msg_.costs = {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns};
+      msg_.costs = ChannelCosts::pipe(c);
     }
     msg_.n = o_.n > 0 ? o_.n : 2000;
     if (o_.a == o_.b) {

@@ -151,6 +151,13 @@ struct ChannelCosts {
   int64_t recv_remote_ns = 0;
   int64_t send(int64_t bytes) const { return send_ns + copy_ns_per_kb * bytes / 1024; }
   int64_t recv(int64_t bytes) const { return recv_ns + copy_ns_per_kb * bytes / 1024; }
+  // A pipe's and an AF_UNIX stream socket's costs, the remote parts included.
+  static ChannelCosts pipe(const machine::Costs& c) {
+    return {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns};
+  }
+  static ChannelCosts unix_socket(const machine::Costs& c) {
+    return {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns};
+  }
 };
 
 }  // namespace schedlab::workload

@@ -149,10 +149,7 @@ Hackbench::~Hackbench() = default;
 void Hackbench::setup(Api& k) {
   const auto& c = k.machine().costs;
   const auto& tun = k.machine().tunables;
-  ChannelCosts costs = o_.pipe ? ChannelCosts{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb,
-                                              c.pipe_write_remote_ns, c.pipe_read_remote_ns}
-                               : ChannelCosts{c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb,
-                                              c.unix_send_remote_ns, c.unix_recv_remote_ns};
+  ChannelCosts costs = o_.pipe ? ChannelCosts::pipe(c) : ChannelCosts::unix_socket(c);
   int64_t exit_ns = c.exit_ns;
   auto& sh = st_->sh;
   st_->chans.resize(static_cast<size_t>(o_.groups) * o_.fds);

@@ -73,8 +73,7 @@ PerfPipe::~PerfPipe() = default;
 
 void PerfPipe::setup(Api& k) {
   const auto& c = k.machine().costs;
-  ChannelCosts pc{c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns,
-                  c.pipe_read_remote_ns};
+  ChannelCosts pc = ChannelCosts::pipe(c);
   const auto& tun = k.machine().tunables;
   st_->p1.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
   st_->p2.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
