@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -152,10 +151,6 @@ void probe_release(const fs::path& root, KernelInfo& k, std::vector<std::string>
 // set one with sched_setattr(), which schedlab does not), else the version's default.
 void probe_base_slice(const fs::path& root, const std::optional<KernelVersion>& v, int nr_cpus, KernelInfo& k,
                       std::vector<std::string>& warnings) {
-  struct Source {
-    const char* file;  // relative to root
-    const char* label;
-  };
   auto accept = [&](std::optional<int64_t> ns, const std::string& src, const std::string& raw) {
     if (!ns) {
       warnings.push_back(fmt::format("{}: cannot parse the base slice '{}'; ignored", src, raw));
@@ -333,10 +328,10 @@ std::optional<std::string> features_from_debugfs(const std::string& text, const 
 }
 
 int64_t default_base_slice_ns(const KernelVersion& v, int nr_cpus) {
-  // Normalized: 0.75 ms (sysctl_sched_min_granularity, then sysctl_sched_base_slice from v6.6);
-  // 0.70 ms on 6.18 (this VM's 6.18.44: 1.4 ms at factor 2). The release in between where it
-  // changed is not checked: 6.7 .. 6.17 take 0.75.
-  const int64_t normalized = v.at_least(6, 18) ? 700000 : 750000;
+  // Normalized: 0.75 ms (sysctl_sched_min_granularity, then sysctl_sched_base_slice from v6.6,
+  // through v6.14: docs/sources.md TUNABLES); 0.70 ms from v6.15 (this VM's 6.18.44 shows 1.4 ms
+  // at factor 2).
+  const int64_t normalized = v.at_least(6, 15) ? 700000 : 750000;
   int cpus = std::clamp(nr_cpus, 1, 8);
   int factor = 1;
   while (cpus >>= 1) ++factor;  // 1 + ilog2(min(cpus, 8))

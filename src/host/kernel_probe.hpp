@@ -32,7 +32,7 @@ std::optional<std::string> features_from_debugfs(const std::string& text, const 
                                                  std::vector<std::string>& warnings);
 
 // The kernel's default base slice: sysctl_sched_base_slice normalized (0.75 ms from v6.6, as
-// sysctl_sched_min_granularity before it; 0.70 ms on 6.18) times 1 + ilog2(min(cpus, 8)), the
+// sysctl_sched_min_granularity before it, through v6.14; 0.70 ms from v6.15) times 1 + ilog2(min(cpus, 8)), the
 // default logarithmic tunable scaling (kernel/sched/fair.c get_update_sysctl_factor()).
 int64_t default_base_slice_ns(const KernelVersion& v, int nr_cpus);
 

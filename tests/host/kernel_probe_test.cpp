@@ -118,6 +118,9 @@ TEST(KernelProbe, BaseSliceSourcesAndFallback) {
   t.write("proc/sys/kernel/osrelease", "6.8.0-45-generic");
   w.clear();
   EXPECT_EQ(host::probe_kernel(t.root(), t.config(), 1, w).base_slice_ns.value, 750000);
+  t.write("proc/sys/kernel/osrelease", "6.15.2");
+  w.clear();
+  EXPECT_EQ(host::probe_kernel(t.root(), t.config(), 4, w).base_slice_ns.value, 2100000);  // 0.70 ms x 3
   t.write("proc/sys/kernel/osrelease", "weird");
   w.clear();
   k = host::probe_kernel(t.root(), t.config(), 2, w);
