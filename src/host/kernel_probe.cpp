@@ -34,7 +34,7 @@ const std::vector<VersionedFeature>& versioned_features() {
   static const std::vector<VersionedFeature> table = {
       {"TTWU_QUEUE", 0, 0, true, true},
       {"TTWU_QUEUE_IDLE", 6, 0, true, false},  // f3dd3f674555, model-only switch
-      {"SIS_UTIL", 6, 0, true, false},         // v6.0 (70fb5ccf2ebb)
+      {"SIS_UTIL", 6, 0, true, false},         // v6.0
       {"SIS_PROP", 6, 0, false, true},         // default off from v6.0, removed in v6.7
       {"WA_IDLE", 0, 0, true, true},
       {"WA_WEIGHT", 0, 0, true, true},
