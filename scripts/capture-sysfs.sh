@@ -32,6 +32,20 @@ for n in /sys/devices/system/node/node[0-9]*; do
 done
 copy /proc/sys/kernel/arch
 copy /proc/sys/kernel/osrelease
+# The running kernel's scheduler settings (docs/host.md, "The running kernel"): base slice,
+# features, preemption model, autogroup; the config (CONFIG_HZ, CONFIG_PREEMPT*) as boot/config-REL.
+for f in base_slice_ns features preempt; do copy /sys/kernel/debug/sched/$f; done
+if [ -r /sys/kernel/debug/sched/debug ]; then
+  mkdir -p "$dest/sys/kernel/debug/sched"
+  sed -n '1,/^cpu#/p' /sys/kernel/debug/sched/debug | sed '$d' > "$dest/sys/kernel/debug/sched/debug" || true
+fi
+copy /proc/self/sched
+copy /proc/sys/kernel/sched_autogroup_enabled
+copy /proc/cmdline
+rel=$(cat /proc/sys/kernel/osrelease 2>/dev/null || uname -r)
+if [ -r "/boot/config-$rel" ]; then copy "/boot/config-$rel"
+elif [ -r /proc/config.gz ]; then mkdir -p "$dest/boot"; gzip -dc /proc/config.gz > "$dest/boot/config-$rel" || true
+fi
 # Virtual machines (docs/host.md, "Virtual machines"): the kernel's CPU flags, steal time, haltpoll.
 copy /proc/cpuinfo
 copy /proc/stat

@@ -115,8 +115,18 @@ void RunProgress::finish() {
 
 RunResult run_one(const RunSpec& spec) { return run_one(load_machine(spec), spec); }
 
-kernel::Features run_features(const RunSpec& spec) {
-  kernel::Features f = parse_features(spec.features);
+kernel::Features run_features(const RunSpec& spec, const machine::Machine* m) {
+  kernel::Features f;
+  try {
+    // The profile's default features (a host profile's [kernel] features: the running kernel's
+    // settings where they differ from the model's defaults), then --features over them.
+    if (m && m->kernel.features.known())
+      f.apply(m->kernel.features.value,
+              fmt::format("{}: kernel.features", m->source_path.empty() ? m->name : m->source_path));
+    f.apply(spec.features);
+  } catch (const kernel::FeatureError& e) {
+    throw SpecError(e.what());
+  }
   for (const auto& s : spec.sets) {
     if (!kernel::Features::is_change_set(s)) continue;
     try {
@@ -202,7 +212,7 @@ void check_memory(const machine::Machine& m, const workload::Workload& w, const 
 }  // namespace
 
 RunResult run_one(const machine::Machine& m, const RunSpec& spec) {
-  kernel::Features f = run_features(spec);
+  kernel::Features f = run_features(spec, &m);
   auto w = workload::parse_workload(spec.command, m.topo.nr_cpus());
   check_memory(m, *w, spec);
   std::unique_ptr<trace::TraceSink> file_sink;

@@ -131,9 +131,10 @@ machine::Machine load_machine(const RunSpec& spec);
 // kernel::Features::parse (NAME turns on, NO_NAME off, see `schedlab features`: each item once, no
 // empty item), its FeatureError as a SpecError naming `flag` (--features, --base, --test).
 kernel::Features parse_features(const std::string& list, const std::string& flag = "--features");
-// The run's features: spec.features plus the change tunables among spec.sets
-// (`change.NAME.KEY=VALUE`; the other sets are the machine's). Throws SpecError.
-kernel::Features run_features(const RunSpec& spec);
+// The run's features: the machine's default features (`m`'s [kernel] features, if given), then
+// spec.features over them, plus the change tunables among spec.sets (`change.NAME.KEY=VALUE`;
+// the other sets are the machine's). Throws SpecError.
+kernel::Features run_features(const RunSpec& spec, const machine::Machine* m = nullptr);
 // A warning for each `--set change.X.KEY=V` among `sets` whose change X is off in every one of
 // `sides` (its value would be silently unused), naming `flag` (--set, --base-set, ...).
 std::vector<std::string> unused_change_sets(const std::vector<std::string>& sets,

@@ -89,6 +89,7 @@ std::vector<std::string> header_lines(const ValidationReport& r) {
   h.push_back(fmt::format("host:     '{}', Linux {}, {} online CPU(s)", r.hostname, r.kernel, r.nr_online_cpus));
   h.push_back(fmt::format("model:    --machine {} = {} ({} CPUs)", r.machine, r.profile_path, r.model_cpus));
   h.push_back(fmt::format("profile:  {}", r.profile_kind));
+  if (!r.model_kernel.empty()) h.push_back(fmt::format("kernel:   {}", r.model_kernel));
   if (!r.first_use.empty()) h.push_back(fmt::format("profile:  {}", r.first_use));
   if (!r.sets.empty()) {
     std::string s;
@@ -226,6 +227,7 @@ std::string render_json(const ValidationReport& r) {
   j["machine"] = r.machine;
   j["profile_path"] = r.profile_path;
   j["profile_kind"] = r.profile_kind;
+  j["model_kernel"] = r.model_kernel;
   j["model_cpus"] = r.model_cpus;
   j["sets"] = r.sets;
   j["runs"] = r.runs;
@@ -394,6 +396,26 @@ ValidationReport report_header(const ValidateOptions& opt, const machine::Machin
                                      la, r.nr_online_cpus));
   if (r.profile_kind.rfind("calibrated", 0) != 0)
     r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
+  // The kernel settings the model runs: the profile's [kernel] features under the cases' own
+  // (docs/host.md); without [kernel] the model's defaults, which are not this kernel's.
+  const std::string feats = run_features(RunSpec{}, &m).describe();
+  if (m.kernel.present) {
+    r.model_kernel = fmt::format("model features {} (the profile's [kernel]: {}), base slice {} ns",
+                                 feats.empty() ? "default" : feats,
+                                 m.kernel.features.known() ? m.kernel.features.source : "no features recorded",
+                                 m.tunables.base_slice_ns);
+    if (m.kernel.release.known() && !r.kernel.empty() && m.kernel.release.value != r.kernel)
+      r.warnings.push_back(fmt::format("the profile was probed on Linux {}, this machine runs {}: probe again",
+                                       m.kernel.release.value, r.kernel));
+  } else {
+    r.model_kernel = fmt::format("model features {}, base slice {} ns (the profile has no [kernel] section: not "
+                                 "this kernel's settings)",
+                                 feats.empty() ? "default" : feats, m.tunables.base_slice_ns);
+    if (r.profile_kind.rfind("calibrated", 0) == 0 || r.profile_kind.rfind("probed", 0) == 0)
+      r.warnings.push_back("the profile has no [kernel] section (written before `host probe` read the kernel's "
+                           "scheduler settings): the model runs its default features and the base profile's base "
+                           "slice; run `schedlab host probe` (and calibrate) again");
+  }
   return r;
 }
 

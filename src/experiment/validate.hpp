@@ -74,6 +74,7 @@ struct ValidationReport {
   std::string profile_path;     // the file loaded ("" for a built-in name)
   std::string profile_kind;     // "calibrated", "probed (costs are base defaults, not measured)", ...
   std::string kernel;           // uname -r of this machine
+  std::string model_kernel;     // what the model runs of the kernel's settings: features, base slice, and where from
   std::string hostname;
   std::string started_utc;
   std::string loadavg_before, loadavg_after;  // /proc/loadavg, first three fields

@@ -55,6 +55,22 @@ std::vector<long long> steal_per_cpu(const std::string& text) {
   return out;
 }
 
+// All CPUs' non-idle time from /proc/stat's `cpu` line: user nice system idle iowait irq softirq
+// (steal and guest, already in user, left out), in seconds; -1 without that line.
+double stat_busy_s(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("cpu ", 0) != 0) continue;
+    std::istringstream f(line.substr(4));
+    long long v[7] = {0};
+    for (auto& x : v)
+      if (!(f >> x)) return -1;
+    const long long hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+    return static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6]) / static_cast<double>(hz);
+  }
+  return -1;
+}
+
 long long nonvoluntary_switches() {
   std::istringstream in(slurp("/proc/thread-self/status"));
   for (std::string line; std::getline(in, line);)
@@ -144,24 +160,26 @@ bool parse_task(const std::string& stat, const std::string& schedstat, TaskSampl
   unsigned long flags = std::strtoul(fields[6].c_str(), nullptr, 10);
   t->kthread = (flags & 0x00200000UL) != 0;  // PF_KTHREAD
   t->cpu = std::atoi(fields[36].c_str());
+  t->start_ticks = std::atoll(fields[19].c_str());  // field 22
   std::istringstream s(schedstat);
   if (!(s >> t->run_ns >> t->wait_ns >> t->slices)) return false;
   return true;
 }
 
-ProcSnapshot read_proc_snapshot(int skip_pid) {
+ProcSnapshot read_proc_snapshot(int skip_pid, const std::string& proc_root) {
   ProcSnapshot s;
   s.wall_s = static_cast<double>(now_ns()) / 1e9;
-  s.irqs = parse_interrupts(slurp("/proc/interrupts"));
-  s.softirqs = parse_softirqs(slurp("/proc/softirqs"));
+  s.irqs = parse_interrupts(slurp(proc_root + "/interrupts"));
+  s.softirqs = parse_softirqs(slurp(proc_root + "/softirqs"));
+  s.busy_s = stat_busy_s(slurp(proc_root + "/stat"));
   s.nr_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  DIR* proc = opendir("/proc");
+  DIR* proc = opendir(proc_root.c_str());
   if (!proc) return s;
   while (dirent* e = readdir(proc)) {
     if (!all_digits(e->d_name)) continue;
     int pid = std::atoi(e->d_name);
     if (pid == skip_pid) continue;
-    std::string tdir = fmt::format("/proc/{}/task", pid);
+    std::string tdir = fmt::format("{}/{}/task", proc_root, pid);
     DIR* tasks = opendir(tdir.c_str());
     if (!tasks) continue;
     while (dirent* t = readdir(tasks)) {
@@ -415,12 +433,22 @@ void task_activities(const ProcSnapshot& a, const ProcSnapshot& b, double T, int
     bool kthread = false;
   };
   std::map<std::string, Agg> agg;
+  // The same task in the first snapshot: same tid and starttime (a kworker's comm changes with
+  // its workqueue: matching by comm took its whole lifetime for the phase's). A tid not there is
+  // a task born during the phase (all its time falls in it); a tid there with another starttime
+  // was reused.
+  std::map<int, const TaskSample*> before;
+  for (const auto& o : a.tasks) before[o.tid] = &o;
+  long long total_run_ns = 0;
   for (const auto& t : b.tasks) {
     long long s0 = 0, r0 = 0;
-    for (const auto& o : a.tasks)
-      if (o.tid == t.tid && o.comm == t.comm) s0 = o.slices, r0 = o.run_ns;
+    if (auto it = before.find(t.tid); it != before.end()) {
+      const TaskSample& o = *it->second;
+      if (o.start_ticks < 0 || t.start_ticks < 0 || o.start_ticks == t.start_ticks) s0 = o.slices, r0 = o.run_ns;
+    }
     long long ds = t.slices - s0, dr = t.run_ns - r0;
     if (ds <= 0 || dr <= 0) continue;
+    total_run_ns += dr;
     std::string key = t.kthread ? pattern_of(t.comm) : t.comm;
     auto& g = agg[key];
     g.slices += ds;
@@ -442,6 +470,19 @@ void task_activities(const ProcSnapshot& a, const ProcSnapshot& b, double T, int
                           "schedstat: mean time on the CPU per run (the median is not known)");
     act.duration_sigma = rec(0, "not measured (schedstat has sums only)");
     r.activities.push_back(act);
+  }
+  // The tasks' run time cannot exceed what /proc/stat counted busy over the same phase (plus a
+  // tick per CPU of rounding at each end: /proc/stat counts in USER_HZ ticks).
+  if (a.busy_s >= 0 && b.busy_s >= 0) {
+    const double busy_ms = (b.busy_s - a.busy_s) * 1e3, tasks_ms = static_cast<double>(total_run_ns) / 1e6;
+    r.notes.push_back(fmt::format("tasks other than ours ran {:.1f} ms in the idle phase (schedstat); /proc/stat "
+                                  "counted {:.1f} ms busy",
+                                  tasks_ms, busy_ms));
+    const double slack_ms = 2.0 * ncpu * 1e3 / static_cast<double>(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
+    if (tasks_ms > busy_ms + slack_ms)
+      r.warnings.push_back(fmt::format("the tasks' schedstat run time in the idle phase ({:.1f} ms) exceeds what "
+                                       "/proc/stat counted busy ({:.1f} ms): the task tables are doubtful",
+                                       tasks_ms, busy_ms));
   }
 }
 

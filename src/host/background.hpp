@@ -34,19 +34,26 @@ struct TaskSample {
   long long run_ns = 0;      // schedstat: time on the CPU
   long long wait_ns = 0;     // schedstat: time runnable, waiting
   long long slices = 0;      // schedstat: times it ran (timeslices)
+  long long start_ticks = -1;  // stat field 22 (starttime, clock ticks after boot): with the tid,
+                               // what tells the same task apart in two snapshots (-1: unknown)
 };
 // One task from /proc/PID/task/TID/stat and .../schedstat texts; false if malformed.
+// A kworker's comm names the workqueue it last ran ("kworker/0:1-events" one moment,
+// "kworker/0:1-mm_percpu_wq" the next): tasks are matched between snapshots by tid and
+// starttime, never by comm.
 bool parse_task(const std::string& stat, const std::string& schedstat, TaskSample* t);
 
 struct ProcSnapshot {
   double wall_s = 0;
+  double busy_s = -1;  // /proc/stat `cpu` line: all CPUs' non-idle time (user .. softirq), s; -1: unknown
   std::vector<IrqLine> irqs;
   std::map<std::string, std::vector<long long>> softirqs;
   std::vector<TaskSample> tasks;
   int nr_cpus = 0;
 };
-// Reads this machine's snapshot; tasks of process `skip_pid` (ours) are left out.
-ProcSnapshot read_proc_snapshot(int skip_pid);
+// Reads this machine's snapshot; tasks of process `skip_pid` (ours) are left out. `proc_root`
+// is /proc, or a fixture tree laid out like it (stat, interrupts, softirqs, PID/task/TID/...).
+ProcSnapshot read_proc_snapshot(int skip_pid, const std::string& proc_root = "/proc");
 
 // ---- gap scan ------------------------------------------------------------------------------
 
@@ -88,6 +95,7 @@ struct BackgroundResult {
   double tick_ns = 0, tick_sigma = 0;
   int tick_gaps = 0;
   std::vector<std::string> notes;  // one line per finding, for the profile header
+  std::vector<std::string> warnings;  // findings that make the tables doubtful (calibrate warns)
 };
 BackgroundResult background_from(const BackgroundInput& in);
 

@@ -1017,6 +1017,7 @@ void record_background(const CalibrateOptions& opt, const CalibCpus& cpus, Calib
   if (scan.empty()) scan.push_back(cpus.cpu0);
   in.scans = scan_gaps(scan, scan_s);
   res.background = background_from(in);
+  for (auto& w : res.background.warnings) res.warnings.push_back(w);
   res.have_background = true;
   const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   double idle_busy = other_busy_pct(l0, l1, ncpu, sysconf(_SC_CLK_TCK));

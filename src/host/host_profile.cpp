@@ -49,7 +49,12 @@ std::string calibrated_profile_text(const ProbeResult& r, const std::string& bas
     if (l.rfind("Costs, tunables and noise:", 0) == 0)
       l = fmt::format("Costs: those listed under 'Costs MEASURED' below were measured; all others, and tunables and "
                       "noise, are defaults copied from base profile '{}'{}.",
-                      base, r.hz_from_config ? " (hz = CONFIG_HZ of the running kernel)" : "");
+                      base,
+                      r.hz_from_config || r.machine.kernel.base_slice_ns.known()
+                          ? fmt::format(" (except{}{}{})", r.hz_from_config ? " hz = CONFIG_HZ of the running kernel" : "",
+                                        r.hz_from_config && r.machine.kernel.base_slice_ns.known() ? ";" : "",
+                                        r.machine.kernel.base_slice_ns.known() ? " base_slice_ns from [kernel]" : "")
+                          : std::string());
   auto c = calibration_header(cal, updates);
   header.insert(header.end(), c.begin(), c.end());
   return profile_text(r.machine, header);

@@ -1,6 +1,7 @@
 #include "host/probe.hpp"
 
 #include "host/guest.hpp"
+#include "host/kernel_probe.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -90,37 +91,41 @@ std::string normalize_arch(std::string a) {
   return a;
 }
 
-// CONFIG_HZ from a kernel config: <root>/boot/config-<release>, else /proc/config.gz via gzip.
-std::optional<int64_t> read_config_hz(const fs::path& root) {
-  auto scan = [](std::istream& in) -> std::optional<int64_t> {
-    std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("CONFIG_HZ=", 0) == 0) {
-        auto v = to_int(std::string(util::trim(std::string_view(line).substr(10))));
-        if (v && *v > 0 && *v <= 10000) return *v;
-      }
-    return std::nullopt;
-  };
+// The kernel config: <root>/boot/config-<release> if it sets CONFIG_HZ, else /proc/config.gz via
+// gzip; "" if neither.
+std::string read_kernel_config(const fs::path& root) {
   if (auto rel = read_text(root / "proc/sys/kernel/osrelease")) {
     std::ifstream in(root / "boot" / ("config-" + *rel));
-    if (in)
-      if (auto hz = scan(in)) return hz;
+    std::stringstream ss;
+    if (in) ss << in.rdbuf();
+    if (ss.str().find("\nCONFIG_HZ=") != std::string::npos || ss.str().rfind("CONFIG_HZ=", 0) == 0) return ss.str();
   }
   fs::path gz = root / "proc/config.gz";
   std::error_code ec;
   if (fs::exists(gz, ec) && access(gz.c_str(), R_OK) == 0) {
     std::string cmd = "gzip -dc '" + gz.string() + "' 2>/dev/null";
-    if (gz.string().find('\'') != std::string::npos) return std::nullopt;
+    if (gz.string().find('\'') != std::string::npos) return "";
     FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return std::nullopt;
+    if (!p) return "";
     std::string text;
     char buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
     pclose(p);
-    std::istringstream in(text);
-    return scan(in);
+    return text;
   }
+  return "";
+}
+
+// CONFIG_HZ of a kernel config text.
+std::optional<int64_t> config_hz(const std::string& config) {
+  std::istringstream in(config);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("CONFIG_HZ=", 0) == 0) {
+      auto v = to_int(std::string(util::trim(std::string_view(line).substr(10))));
+      if (v && *v > 0 && *v <= 10000) return *v;
+    }
   return std::nullopt;
 }
 
@@ -608,8 +613,11 @@ ProbeResult probe_sysfs(const std::string& root_str) {
   map_model_to_real(lay, nodes, r);
   probe_arch_and_cpuidle(root, cpu_dir, r);
   probe_idle_states(cpu_dir, r);
-  r.hz_from_config = read_config_hz(root);
+  const std::string config = read_kernel_config(root);
+  r.hz_from_config = config_hz(config);
   if (r.hz_from_config) m.tunables.hz = *r.hz_from_config;
+  m.kernel = probe_kernel(root_str, config, static_cast<int>(online.size()), r.warnings);
+  if (m.kernel.base_slice_ns.known()) m.tunables.base_slice_ns = static_cast<int64_t>(m.kernel.base_slice_ns.value);
   m.guest = probe_guest(root_str, cpuid_for_root(root_str), r.warnings);
   m.name = "host";
   m.description = fmt::format("probed from {} ({} CPUs, {}, cpuidle {}{})",
@@ -624,6 +632,8 @@ void apply_base(Machine& m, const Machine& base, std::optional<int64_t> hz_from_
   m.tunables = base.tunables;
   if (hz_from_config) m.tunables.hz = *hz_from_config;
   m.noise = base.noise;
+  // The running kernel's base slice, when the probe read it (or took its version's default).
+  if (m.kernel.base_slice_ns.known()) m.tunables.base_slice_ns = static_cast<int64_t>(m.kernel.base_slice_ns.value);
   for (auto& s : m.idle_states) {
     const IdleState* b = base.idle_state(s.name);
     s.wake_cost_ns = b ? b->wake_cost_ns : 0;
@@ -637,8 +647,25 @@ std::vector<std::string> probe_header(const ProbeResult& r, const std::string& b
   h.push_back(fmt::format("Topology and idle states: read from sysfs. Model: {} socket(s) x {} cores x {} threads, "
                           "{} cores per LLC.",
                           t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc));
+  const auto& k = r.machine.kernel;
+  std::vector<std::string> own;
+  if (r.hz_from_config) own.push_back("hz = CONFIG_HZ of the running kernel");
+  if (k.base_slice_ns.known()) own.push_back("base_slice_ns from [kernel] below");
   h.push_back(fmt::format("Costs, tunables and noise: defaults copied from base profile '{}', NOT measured{}.",
-                          base_name, r.hz_from_config ? " (except hz = CONFIG_HZ of the running kernel)" : ""));
+                          base_name, own.empty() ? "" : fmt::format(" (except {})", fmt::join(own, "; "))));
+  if (k.present) {
+    h.push_back("Running kernel ([kernel] below; each value with the file it was read from, or NOT READ and the "
+                "version's default):");
+    for (auto [label, t] : {std::pair{"release", &k.release}, std::pair{"features", &k.features},
+                            std::pair{"sched_features_mask", &k.sched_features_mask}, std::pair{"preempt", &k.preempt}})
+      if (t->known()) h.push_back(fmt::format("  {} = {}  <- {}", label, t->value, t->source));
+    if (k.base_slice_ns.known())
+      h.push_back(fmt::format("  base_slice_ns = {:.0f}  <- {}", k.base_slice_ns.value, k.base_slice_ns.source));
+    if (k.autogroup.known())
+      h.push_back(fmt::format("  autogroup = {}  <- {}", k.autogroup.value != 0 ? "on" : "off", k.autogroup.source));
+    h.push_back("  The model uses features (before --features) and base_slice_ns (tunables); preempt and autogroup "
+                "are recorded, not modeled.");
+  }
   h.push_back("Idle state wake_cost_ns: from the base state of the same name, else 0 (default).");
   h.push_back("Real layout:");
   for (auto& l : r.layout) h.push_back("  " + l);

@@ -290,6 +290,23 @@ struct Guest {
   bool operator==(const Guest&) const = default;
 };
 
+// [kernel]: the running kernel's scheduler settings, as `schedlab host probe` read them
+// (docs/host.md: each with the file it came from, or the version default it fell back to).
+// `features` is the one the model uses: the profile's default feature list, applied before
+// --features (which can override each item). The others are recorded: base_slice_ns is what
+// tunables.base_slice_ns was set from; preempt and autogroup are not modeled. Absent on
+// reference profiles.
+struct KernelInfo {
+  bool present = false;
+  RecordedText release;             // uname -r (/proc/sys/kernel/osrelease)
+  RecordedText features;            // NAME / NO_NAME list: the kernel's setting of each feature the model has
+  RecordedText sched_features_mask; // sysctl_sched_features as the kernel printed it (not decoded)
+  RecordedText preempt;             // none | voluntary | full | lazy | rt (not modeled)
+  Recorded autogroup;               // bool: sched_autogroup_enabled (not modeled)
+  Recorded base_slice_ns;           // ns: the base slice read from the kernel
+  bool operator==(const KernelInfo&) const = default;
+};
+
 // One kind of background activity on an otherwise idle machine (interrupts, softirqs, kernel
 // threads, the host stealing the vCPU, other processes): [[background]] tables, recorded by
 // `schedlab host calibrate` (docs/variance.md, "Background activity"). Durations are lognormal.
@@ -317,6 +334,7 @@ struct Machine {
   Tunables tunables;
   Noise noise;
   Guest guest;                                // [guest], present only for virtual machines
+  KernelInfo kernel;                          // [kernel], present only in probed host profiles
   std::vector<BackgroundActivity> background; // [[background]], empty unless recorded
 
   // The tick period (1 s / CONFIG_HZ); costs.tick_ns is the work of one tick, not its period.

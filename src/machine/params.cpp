@@ -119,6 +119,28 @@ const std::vector<GuestTextField>& guest_text_fields() {
   return table;
 }
 
+const std::vector<KernelField>& kernel_fields() {
+  static const std::vector<KernelField> table = {
+      {"autogroup", &KernelInfo::autogroup, "bool", 0, 1,
+       "sched_autogroup_enabled: each session's tasks form one task group (recorded, not modeled)"},
+      {"base_slice_ns", &KernelInfo::base_slice_ns, "ns", kMinSliceNs, kMaxTunableNs,
+       "the running kernel's base slice, as read (tunables.base_slice_ns is set from it)"},
+  };
+  return table;
+}
+
+const std::vector<KernelTextField>& kernel_text_fields() {
+  static const std::vector<KernelTextField> table = {
+      {"release", &KernelInfo::release, "the running kernel's release (uname -r)"},
+      {"features", &KernelInfo::features,
+       "the running kernel's setting of each scheduler feature the model has (NAME / NO_NAME); applied before --features"},
+      {"sched_features_mask", &KernelInfo::sched_features_mask,
+       "sysctl_sched_features as the kernel printed it (a bitmask in features.h order; not decoded)"},
+      {"preempt", &KernelInfo::preempt, "preemption model: none, voluntary, full, lazy or rt (recorded, not modeled)"},
+  };
+  return table;
+}
+
 const std::vector<BackgroundField>& background_fields() {
   static const std::vector<BackgroundField> table = {
       {"rate_hz", &BackgroundActivity::rate_hz, "Hz", 0, 1e6,

@@ -73,6 +73,16 @@ struct GuestTextField {
 };
 const std::vector<GuestTextField>& guest_text_fields();
 
+// [kernel] (KernelInfo): its Recorded and its text entries.
+using KernelField = RecordedField<KernelInfo>;
+const std::vector<KernelField>& kernel_fields();
+struct KernelTextField {
+  const char* name;
+  RecordedText KernelInfo::*member;
+  const char* help;
+};
+const std::vector<KernelTextField>& kernel_text_fields();
+
 // The Recorded entries of one [[background]] table.
 const std::vector<BackgroundField>& background_fields();
 extern const std::vector<std::string> kBackgroundKinds;   // irq, softirq, kthread, steal, task

@@ -170,6 +170,13 @@ std::optional<Problem> check_guest(const Machine& m) {
   return std::nullopt;
 }
 
+std::optional<Problem> check_kernel(const Machine& m) {
+  if (!m.kernel.present) return std::nullopt;
+  for (const auto& f : detail::kernel_fields())
+    if (auto p = check_recorded(std::string("kernel.") + f.name, m.kernel.*f.member, f.min, f.max, f.unit)) return p;
+  return std::nullopt;
+}
+
 std::optional<Problem> check_background(const Machine& m) {
   for (size_t i = 0; i < m.background.size(); ++i) {
     const auto& a = m.background[i];
@@ -200,6 +207,7 @@ std::optional<Problem> check_machine(const Machine& m) {
   if (auto p = check_idle_states(m)) return p;
   if (auto p = check_fields(m)) return p;
   if (auto p = check_guest(m)) return p;
+  if (auto p = check_kernel(m)) return p;
   if (auto p = check_background(m)) return p;
   return std::nullopt;
 }
@@ -373,6 +381,34 @@ void read_guest(Reader& rd, const toml::table& root, Machine& m) {
     }
 }
 
+// [kernel] (optional): the running kernel's scheduler settings, as `schedlab host probe` read
+// them. kernel.features is checked where it is used (experiment::run_one: the machine layer does
+// not know the feature names).
+void read_kernel(Reader& rd, const toml::table& root, Machine& m) {
+  const toml::node* k = root.get("kernel");
+  if (!k) return;
+  if (!k->is_table()) rd.fail(*k, fmt::format("'kernel' must be a table, not {}", type_name(k->type())));
+  rd.note("kernel", *k);
+  const auto& t = *k->as_table();
+  std::vector<std::string> allowed;
+  for (const auto& f : detail::kernel_text_fields()) allowed.push_back(f.name);
+  for (const auto& f : detail::kernel_fields()) allowed.push_back(f.name);
+  rd.reject_unknown(t, "[kernel]", allowed);
+  m.kernel.present = true;
+  for (const auto& f : detail::kernel_text_fields())
+    if (const toml::node* n = t.get(f.name)) {
+      std::string path = std::string("kernel.") + f.name;
+      rd.note(path, *n);
+      m.kernel.*f.member = rd.get_recorded_text(*n, path, path);
+    }
+  for (const auto& f : detail::kernel_fields())
+    if (const toml::node* n = t.get(f.name)) {
+      std::string path = std::string("kernel.") + f.name;
+      rd.note(path, *n);
+      m.kernel.*f.member = rd.get_recorded(*n, path, path, f.unit);
+    }
+}
+
 // [[background]] (optional): the activity besides the benchmark, one table per source.
 void read_background(Reader& rd, const toml::table& root, Machine& m) {
   const toml::node* b = root.get("background");
@@ -412,13 +448,14 @@ Machine parse_profile(const std::string& toml_text, const std::string& source_na
   m.source_path = source_name;
 
   rd.reject_unknown(root, "the profile (tables are [machine], [topology], [[idle_state]], [costs], "
-                          "[tunables], [noise], [guest], [[background]])",
-                    {"machine", "topology", "idle_state", "costs", "tunables", "noise", "guest", "background"});
+                          "[tunables], [noise], [guest], [kernel], [[background]])",
+                    {"machine", "topology", "idle_state", "costs", "tunables", "noise", "guest", "kernel", "background"});
   read_machine_table(rd, root, m);
   read_topology(rd, root, m);
   read_idle_states(rd, root, m);
   for (const char* table : {"costs", "tunables", "noise"}) read_param_table(rd, root, table, m);
   read_guest(rd, root, m);
+  read_kernel(rd, root, m);
   read_background(rd, root, m);
 
   if (auto p = check_machine(m)) rd.fail_where(p->where, p->what);
@@ -698,6 +735,16 @@ std::string to_toml(const Machine& cm, const std::string& header_comment) {
         out += fmt::format("{} = {{ value = {}, source = {} }}\n", f.name, toml_string(r.value), toml_string(r.source));
     for (const auto& f : detail::guest_fields())
       if (const auto& r = m.guest.*f.member; r.known())
+        out += fmt::format("{} = {}  # {}\n", f.name, recorded(r, f.unit), f.help);
+  }
+  if (m.kernel.present) {
+    out += "\n[kernel]\n";
+    for (const auto& f : detail::kernel_text_fields())
+      if (const auto& r = m.kernel.*f.member; r.known())
+        out += fmt::format("{} = {{ value = {}, source = {} }}  # {}\n", f.name, toml_string(r.value),
+                           toml_string(r.source), f.help);
+    for (const auto& f : detail::kernel_fields())
+      if (const auto& r = m.kernel.*f.member; r.known())
         out += fmt::format("{} = {}  # {}\n", f.name, recorded(r, f.unit), f.help);
   }
   for (const auto& a : m.background) {

@@ -2,6 +2,7 @@
 // calibrates on first use; after `schedlab host probe` it runs) and `schedlab validate --quick`
 // against the real hackbench and perf of this machine.
 #include <gtest/gtest.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +145,11 @@ TEST_F(ValidateCli, MachineHostRunsAfterProbe) {
   auto p = run("host probe");
   ASSERT_EQ(p.rc, 0) << p.err;
   ASSERT_TRUE(fs::exists(profile()));
+  // The running kernel's settings are in the profile ([kernel], docs/host.md).
+  utsname u{};
+  ASSERT_EQ(uname(&u), 0);
+  const std::string text = fixture::slurp(profile());
+  EXPECT_NE(text.find(std::string("\n[kernel]\nrelease = { value = \"") + u.release + "\""), std::string::npos) << text;
   auto r = run("run --machine host --seed 3 -- hackbench -g 1 -l 10");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("Time: "), std::string::npos) << r.out;
