@@ -35,7 +35,8 @@ Features::Features() {
 
 namespace {
 
-// Calls fn(item) for each item of a feature list, in order, trimmed; an empty item throws.
+// Calls fn(item) for each item of a feature list, in order, trimmed, skipping `default`; an empty
+// item throws.
 template <class Fn>
 void for_each_item(const std::string& list, const std::string& flag, Fn&& fn) {
   if (list.empty()) return;
@@ -45,7 +46,8 @@ void for_each_item(const std::string& list, const std::string& flag, Fn&& fn) {
     while (!item.empty() && item.front() == ' ') item.erase(item.begin());
     while (!item.empty() && item.back() == ' ') item.pop_back();
     if (item.empty()) throw FeatureError(flag + " '" + list + "': empty item in the feature list");
-    fn(item);
+    // `default` (what --help shows as the flag's default) names the kernel defaults: no change.
+    if (item != "default") fn(item);
     if (comma == std::string::npos) return;
     pos = comma + 1;
   }

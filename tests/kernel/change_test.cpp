@@ -147,6 +147,10 @@ TEST(Change, FeatureListIsStrict) {
             (std::vector<std::string>{"TEST_TICK", "NO_SIS_UTIL"}));
   EXPECT_TRUE(Features::split("", "--features").empty());
   EXPECT_EQ(Features::parse("").describe(), "");
+  // `default`, the value --help shows, is the kernel defaults: alone or beside other items.
+  EXPECT_EQ(Features::parse("default", "--features").describe(), "");
+  EXPECT_EQ(Features::parse("default,NO_SIS_UTIL", "--features").describe(), Features::parse("NO_SIS_UTIL").describe());
+  EXPECT_TRUE(Features::split("default", "--features").empty());
 
   Features f;
   EXPECT_THROW(f.apply("TEST_TICK,NO_SIS_UTIL,,"), kernel::FeatureError);
