@@ -385,9 +385,11 @@ void detach_task_fair(Kernel& k, Rq& rq, Task* p) {
 
 namespace {
 
-// normalized_sysctl_sched_base_slice: the unscaled base slice (0.75 ms), the quantum a picked
+// normalized_sysctl_sched_base_slice: the unscaled base slice (0.70 ms since v6.15, 2ae891b82695
+// "sched: Reduce the default slice to avoid tasks getting an extra tick"; 0.75 ms before), the
+// quantum a picked
 // task is protected for without RUN_TO_PARITY (kernel constant, kernel/sched/fair.c).
-constexpr int64_t kNormalizedBaseSliceNs = 750000;
+constexpr int64_t kNormalizedBaseSliceNs = 700000;
 
 // cfs_rq_min_slice(): the shortest slice among curr (if given) and the queued entities.
 int64_t cfs_rq_min_slice(const Rq& rq, const Task* curr) {

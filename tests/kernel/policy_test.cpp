@@ -134,10 +134,10 @@ TEST(Policy, RunToParityKeepsAnEligibleCurrInsideItsProtection) {
   EXPECT_EQ(on.curr->vprot, 3000000);
   EXPECT_FALSE(on.wakeup_preempts());
   EXPECT_EQ(on.curr->vprot, 3000000);  // untouched (no PREEMPT_SHORT case)
-  // Without RUN_TO_PARITY the protection is the normalized base slice (0.75 ms): at 1 ms it is
+  // Without RUN_TO_PARITY the protection is the normalized base slice (0.70 ms): at 1 ms it is
   // over, and the wakee is the pick.
   Protect off("NO_RUN_TO_PARITY", 3000000, 3000000);
-  EXPECT_EQ(off.curr->vprot, 750000);
+  EXPECT_EQ(off.curr->vprot, 700000);
   EXPECT_TRUE(off.wakeup_preempts());
   // An ineligible curr is never protected: curr ahead of V.
   Protect ahead("", 3000000, 3000000);
@@ -167,7 +167,7 @@ TEST(Policy, PreemptShortLetsAShorterSliceWakeeThroughTheProtection) {
 }
 
 TEST(Policy, TickReschedulesACurrPastItsProtection) {
-  // NO_RUN_TO_PARITY: protected for 0.75 ms of its 3 ms slice. At 1 ms, with a task queued, the
+  // NO_RUN_TO_PARITY: protected for 0.70 ms of its 3 ms slice. At 1 ms, with a task queued, the
   // tick reschedules although the deadline is still ahead.
   // (The tick's update_curr() charges the 1 us since exec_start; with nothing to charge it
   // does nothing, as the kernel's returns early on delta_exec <= 0.)
@@ -184,7 +184,7 @@ TEST(Policy, TickReschedulesACurrPastItsProtection) {
   // protection is not renewed.
   off.curr->deadline = 6000000;
   kernel::fair_sched_class.set_next_task(*off.h.k, off.h.rq(0), off.curr);
-  EXPECT_EQ(off.curr->vprot, 750000);
+  EXPECT_EQ(off.curr->vprot, 700000);
 }
 
 // DELAY_DEQUEUE (v6.12): CPU 0 runs `a` with `b` queued. A curr that blocks while eligible
@@ -304,7 +304,7 @@ TEST(Policy, UpdateCurrReschedulesAtTheDeadlineAndPastTheProtection) {
   kernel::update_curr(*in.h.k, in.h.rq(0));
   EXPECT_FALSE(in.h.rq(0).fair_resched);
   EXPECT_EQ(in.h.rq(0).c.eevdf_update_curr_resched, 0);
-  // Past the protection (NO_RUN_TO_PARITY: 0.75 ms), the deadline still ahead: a request at the
+  // Past the protection (NO_RUN_TO_PARITY: 0.70 ms), the deadline still ahead: a request at the
   // first charge, not only at the tick.
   Protect past("NO_RUN_TO_PARITY", 3000000, 3000000);
   past.curr->exec_start = past.h.k->now() - Time::ns(1000);
