@@ -123,6 +123,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
   int64_t set_next = next->sched_class->set_next_task(k, rq, next);
   if (set_next > 0) cpu.push_step(path, set_next);
   rq.need_resched = false;
+  rq.fair_resched = false;  // an update_curr() request of the pick: cleared with the flag
   if (next != prev) {
     int64_t cs = k.cost(k.m.costs.context_switch_ns);
     // switch_mm(): only when the next task brings another mm; switching to idle or a kernel
@@ -450,6 +451,12 @@ int64_t wakeup_preempt(Kernel& k, int this_cpu, Rq& rq, Task* p, int64_t offset)
     preempt = p->sched_class->wakeup_preempt(k, rq, p);
   else
     preempt = p->sched_class->rank > curr->sched_class->rank;
+  // update_curr() asked for a reschedule in the wakee's enqueue or in wakeup_preempt_fair():
+  // resched_curr_lazy() there, delivered here with the same IPI rule.
+  if (rq.fair_resched) {
+    rq.fair_resched = false;
+    preempt = true;
+  }
   if (!preempt) return c;
   return c + resched_curr(k, this_cpu, rq, offset);
 }

@@ -182,6 +182,11 @@ enum CounterShow : unsigned {
           "check_preempt_tick(): curr's vruntime ahead of the leftmost by more than its slice")   \
   COUNTER(cfs_pick_next_buddy, "count", 0, "pick_next_entity() took the next buddy")             \
   COUNTER(cfs_pick_last_buddy, "count", 0, "pick_next_entity() took the last buddy")             \
+  /* EEVDF (fair.cpp): update_curr()'s own reschedule (v6.6 update_deadline(), v6.17 vprot) */ \
+  COUNTER(eevdf_deadline_renewed, "count", 0,                                                    \
+          "update_deadline(): curr reached its deadline, a new one a slice out")                 \
+  COUNTER(eevdf_update_curr_resched, "count", 0,                                                 \
+          "update_curr() rescheduled curr: a new deadline or past se->vprot, others queued")     \
   /* schedstat (kernel/sched/stats.c v17), counted where the kernel counts them; --schedstat */  \
   COUNTER(yld_count, "count", 0, "do_sched_yield() (rq->yld_count)")                             \
   COUNTER(sched_goidle, "count", 0, "set_next_task_idle(): schedule() left the CPU idle")        \

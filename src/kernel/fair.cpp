@@ -54,7 +54,14 @@ int64_t avg_vruntime(const Rq& rq) {
   return static_cast<int64_t>(sum / w);
 }
 
-// update_curr(): charge the running fair task's execution to its vruntime.
+// update_curr(): charge the running fair task's execution to its vruntime. EEVDF: then
+// update_deadline(): a curr that reached its deadline gets a new one, a (weighted) slice from
+// its vruntime (v6.6); and with another entity queued on the cfs_rq (cfs_rq->nr_queued > 1,
+// delayed ones counted) curr is rescheduled when it did, or when it has run past its slice
+// protection (v6.17: `resched || !protect_slice(curr)`). This runs at every update_curr(): the
+// tick, the enqueue of a wakee, wakeup_preempt_fair(), a dequeue, __schedule(). The request is
+// kept in rq.fair_resched until the tick or wakeup_preempt() delivers it (resched_curr_lazy(),
+// which is resched_curr() under PREEMPT_NONE and PREEMPT_VOLUNTARY).
 void update_curr(Kernel& k, Rq& rq) {
   Task* curr = rq.curr;
   if (curr == rq.idle || curr->is_rt()) return;
@@ -65,10 +72,28 @@ void update_curr(Kernel& k, Rq& rq) {
   curr->vruntime += delta * kNice0Load / curr->weight;
   // Track the rq's zero point so an emptied rq keeps a sensible clock.
   rq.idle->vruntime = std::max(rq.idle->vruntime, curr->vruntime - curr->slice);
-  if (!k.f.on(Feature::EEVDF)) update_min_vruntime_cfs(rq, nullptr);
+  if (!k.f.on(Feature::EEVDF)) {
+    update_min_vruntime_cfs(rq, nullptr);
+    return;
+  }
+  bool resched = false;
+  if (curr->vruntime >= curr->deadline) {
+    curr->deadline = curr->vruntime + curr->slice * kNice0Load / curr->weight;
+    resched = true;
+    rq.c.eevdf_deadline_renewed++;
+  }
+  if (!curr->on_rq || rq.cfs.empty()) return;  // cfs_rq->nr_queued == 1
+  if (resched || curr->vruntime >= curr->vprot) {
+    if (!rq.fair_resched && !rq.need_resched) rq.c.eevdf_update_curr_resched++;
+    rq.fair_resched = true;
+  }
 }
 
-// place_entity() with PLACE_LAG: keep the lag the task had when it went to sleep.
+// place_entity() with PLACE_LAG: keep the lag the task had when it went to sleep. Adding p moves
+// the average towards p by w_p / (W + w_p) of its lag, so the lag is first scaled by
+// (W + w_p) / W (W: the load of the entities already queued, curr included when it is runnable)
+// to keep it after the enqueue; with nothing queued there is no lag to keep (v6.6, the
+// "lag *= load + w; lag /= load" of place_entity()).
 void place_entity(Rq& rq, Task* p) {
   int64_t V = avg_vruntime(rq);
   if (p->new_task) {
@@ -77,7 +102,19 @@ void place_entity(Rq& rq, Task* p) {
     p->new_task = false;
     return;
   }
-  p->vruntime = V - p->vlag;
+  int64_t load = 0;
+  for (const Task* t : rq.cfs) load += t->weight;
+  const Task* curr = rq.curr;
+  if (curr != rq.idle && curr->on_rq && !curr->is_rt() && curr != p) load += curr->weight;
+  int64_t lag = 0;
+  if (load > 0 && p->vlag != 0)
+    lag = static_cast<int64_t>(static_cast<__int128>(p->vlag) * (load + p->weight) / load);
+  p->vruntime = V - lag;
+  if (p->rel_deadline) {  // PLACE_REL_DEADLINE: a migrated task keeps the rest of its request
+    p->deadline += p->vruntime;
+    p->rel_deadline = false;
+    return;
+  }
   p->deadline = p->vruntime + p->slice * kNice0Load / p->weight;
 }
 
@@ -321,6 +358,19 @@ void yield_task_cfs(Kernel& k, Rq& rq) {
 
 }  // namespace
 
+namespace {
+int64_t entity_lag(const Kernel& k, const Rq& rq, const Task* p);
+// dequeue_entity() other than a sleep (a migration: detach_task(), move_queued_task()) with
+// PLACE_REL_DEADLINE (v6.12, 82e9d0456e06): the deadline is kept relative to the vruntime, so
+// place_entity() on the new rq gives back what was left of the request instead of a new slice.
+void keep_relative_deadline(Task* p) {
+  p->deadline -= p->vruntime;
+  p->rel_deadline = true;
+}
+}  // namespace
+
+// detach_task(): dequeue_entity() of a queued task that migrates: update_curr() of that rq's
+// curr, the lag (clamped, as update_entity_lag()) and the relative deadline.
 void detach_task_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) {
     cfs_clear_buddies(rq, p);
@@ -328,15 +378,18 @@ void detach_task_fair(Kernel& k, Rq& rq, Task* p) {
     update_min_vruntime_cfs(rq, p);
     return;
   }
-  int64_t V = avg_vruntime(rq);
-  p->vlag = V - p->vruntime;
+  update_curr(k, rq);
+  p->vlag = entity_lag(k, rq, p);
+  keep_relative_deadline(p);
 }
 
 namespace {
 
-// normalized_sysctl_sched_base_slice: the unscaled base slice (0.75 ms), the quantum a picked
+// normalized_sysctl_sched_base_slice: the unscaled base slice (0.70 ms since v6.15, 2ae891b82695
+// "sched: Reduce the default slice to avoid tasks getting an extra tick"; 0.75 ms before), the
+// quantum a picked
 // task is protected for without RUN_TO_PARITY (kernel constant, kernel/sched/fair.c).
-constexpr int64_t kNormalizedBaseSliceNs = 750000;
+constexpr int64_t kNormalizedBaseSliceNs = 700000;
 
 // cfs_rq_min_slice(): the shortest slice among curr (if given) and the queued entities.
 int64_t cfs_rq_min_slice(const Rq& rq, const Task* curr) {
@@ -406,6 +459,7 @@ void dequeue_task_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return dequeue_task_cfs(k, rq, p);
   update_curr(k, rq);
   p->vlag = entity_lag(k, rq, p);
+  if (p->state == TaskState::Running) keep_relative_deadline(p);  // not a sleep: a migration
 }
 
 void put_prev_task_fair(Kernel&, Rq& rq, Task* prev) { rq.cfs.push_back(prev); }
@@ -445,6 +499,8 @@ int64_t set_next_task_fair(Kernel& k, Rq& rq, Task* p) {
 // the rq. Left out: buddies (NEXT_BUDDY is off by default).
 bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
   if (!k.f.on(Feature::EEVDF)) return wakeup_preempt_cfs(k, rq, p);
+  // TIF_NEED_RESCHED already set (or asked for by the enqueue's update_curr()): nothing to do.
+  if (rq.need_resched || rq.fair_resched) return false;
   if (!k.f.on(Feature::WAKEUP_PREEMPTION)) return false;
   update_curr(k, rq);
   Task* curr = fair_curr(rq);
@@ -464,12 +520,10 @@ bool wakeup_preempt_fair(Kernel& k, Rq& rq, Task* p) {
 void task_tick_fair(Kernel& k, Rq& rq, Task* curr) {
   if (!k.f.on(Feature::EEVDF)) return task_tick_cfs(k, rq, curr);
   update_curr(k, rq);
-  bool resched = false;
-  if (curr->vruntime >= curr->deadline) {
-    curr->deadline = curr->vruntime + curr->slice;
-    resched = true;
+  if (rq.fair_resched) {  // the tick runs on curr's own CPU: resched_curr() sets the flag
+    rq.fair_resched = false;
+    rq.need_resched = true;
   }
-  if (rq.nr_running > 1 && (resched || curr->vruntime >= curr->vprot)) rq.need_resched = true;
 }
 
 // yield_task_fair() (EEVDF): alone on the rq it does nothing; otherwise the deadline moves one

@@ -30,7 +30,7 @@ namespace schedlab::kernel {
   FEATURE(RUN_TO_PARITY, true,                                                                   \
           "a picked task keeps the CPU against wakeups while it is eligible, up to its "         \
           "deadline or the shortest queued slice (v6.6 63304558ba5d; vprot v6.17); off: for "    \
-          "the normalized base slice (0.75 ms) at most")                                         \
+          "the normalized base slice (0.70 ms) at most")                                         \
   FEATURE(PREEMPT_SHORT, true,                                                                   \
           "a wakee with a shorter slice is picked past curr's slice protection (v6.12)")         \
   FEATURE(NEWIDLE_BALANCE, true, "pull work when a CPU is about to go idle (newidle_balance)")    \

@@ -128,6 +128,10 @@ struct alignas(128) Rq {
   Task* curr = nullptr;
   Task* idle = nullptr;
   bool need_resched = false;    // TIF_NEED_RESCHED of curr
+  // update_curr() (EEVDF) asked to reschedule curr (resched_curr_lazy()) and the request has
+  // not been delivered yet: the tick and wakeup_preempt() deliver it (resched_curr(), an IPI to
+  // a remote CPU), __schedule() drops it with need_resched.
+  bool fair_resched = false;
   bool polling = false;         // TIF_POLLING_NRFLAG of the idle task
   bool notify_ipi = false;      // TIF_NOTIFY_IPI of the idle task (the 2024 RFC)
   bool ttwu_pending = false;

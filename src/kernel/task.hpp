@@ -43,6 +43,8 @@ struct Task {
   int64_t vlag = 0;
   int64_t vprot = 0;         // se->vprot: RUN_TO_PARITY protects curr while vruntime < vprot
   bool sched_delayed = false;  // se->sched_delayed (DELAY_DEQUEUE): blocked but still queued
+  bool rel_deadline = false;   // se->rel_deadline: `deadline` holds deadline - vruntime (a
+                               // migration keeps what is left of the slice: PLACE_REL_DEADLINE)
   int64_t slice = 0;
   int64_t weight = 1024;     // NICE_0_LOAD
   Time exec_start;

@@ -134,10 +134,10 @@ TEST(Policy, RunToParityKeepsAnEligibleCurrInsideItsProtection) {
   EXPECT_EQ(on.curr->vprot, 3000000);
   EXPECT_FALSE(on.wakeup_preempts());
   EXPECT_EQ(on.curr->vprot, 3000000);  // untouched (no PREEMPT_SHORT case)
-  // Without RUN_TO_PARITY the protection is the normalized base slice (0.75 ms): at 1 ms it is
+  // Without RUN_TO_PARITY the protection is the normalized base slice (0.70 ms): at 1 ms it is
   // over, and the wakee is the pick.
   Protect off("NO_RUN_TO_PARITY", 3000000, 3000000);
-  EXPECT_EQ(off.curr->vprot, 750000);
+  EXPECT_EQ(off.curr->vprot, 700000);
   EXPECT_TRUE(off.wakeup_preempts());
   // An ineligible curr is never protected: curr ahead of V.
   Protect ahead("", 3000000, 3000000);
@@ -167,19 +167,24 @@ TEST(Policy, PreemptShortLetsAShorterSliceWakeeThroughTheProtection) {
 }
 
 TEST(Policy, TickReschedulesACurrPastItsProtection) {
-  // NO_RUN_TO_PARITY: protected for 0.75 ms of its 3 ms slice. At 1 ms, with a task queued, the
+  // NO_RUN_TO_PARITY: protected for 0.70 ms of its 3 ms slice. At 1 ms, with a task queued, the
   // tick reschedules although the deadline is still ahead.
+  // (The tick's update_curr() charges the 1 us since exec_start; with nothing to charge it
+  // does nothing, as the kernel's returns early on delta_exec <= 0.)
   Protect off("NO_RUN_TO_PARITY", 3000000, 3000000);
+  off.curr->exec_start = off.h.k->now() - Time::ns(1000);
   kernel::fair_sched_class.task_tick(*off.h.k, off.h.rq(0), off.curr);
   EXPECT_TRUE(off.h.rq(0).need_resched);
+  EXPECT_FALSE(off.h.rq(0).fair_resched);  // the tick delivered update_curr()'s request
   Protect on("", 3000000, 3000000);
+  on.curr->exec_start = on.h.k->now() - Time::ns(1000);
   kernel::fair_sched_class.task_tick(*on.h.k, on.h.rq(0), on.curr);
   EXPECT_FALSE(on.h.rq(0).need_resched);
   // Picked again while it is the running task (put_prev_set_next_task() with next == prev): the
   // protection is not renewed.
   off.curr->deadline = 6000000;
   kernel::fair_sched_class.set_next_task(*off.h.k, off.h.rq(0), off.curr);
-  EXPECT_EQ(off.curr->vprot, 750000);
+  EXPECT_EQ(off.curr->vprot, 700000);
 }
 
 // DELAY_DEQUEUE (v6.12): CPU 0 runs `a` with `b` queued. A curr that blocks while eligible
@@ -258,15 +263,125 @@ TEST(Policy, PlaceEntityKeepsLagAndGivesNewTasksHalfASlice) {
   EXPECT_EQ(fresh->vruntime, 10000);
   EXPECT_EQ(fresh->deadline, 10000 + 1500);  // PLACE_DEADLINE_INITIAL: half a slice
   EXPECT_FALSE(fresh->new_task);
-  // A woken task keeps its lag: vruntime = V - vlag; deadline one weighted slice later.
+  // A woken task keeps its lag (scaled by the load: PlaceLagScalesTheLagByTheQueuedLoad);
+  // deadline one weighted slice after its vruntime.
   Task* woken = h.task(0);
   woken->new_task = false;
   woken->vlag = 400;
   woken->slice = 3000;
   woken->weight = 2048;
   kernel::place_entity(rq, woken);
-  EXPECT_EQ(woken->vruntime, 10000 - 400);
-  EXPECT_EQ(woken->deadline, 10000 - 400 + 3000 * 1024 / 2048);
+  const int64_t lag = 400 * (1024 + 2048) / 1024;
+  EXPECT_EQ(woken->vruntime, 10000 - lag);
+  EXPECT_EQ(woken->deadline, 10000 - lag + 3000 * 1024 / 2048);
+}
+
+// update_curr() (v6.6 update_deadline(); v6.17 `resched || !protect_slice(curr)`): at every
+// charge, not only the tick, a curr that reached its deadline gets a new one a slice out and,
+// with another task queued, is rescheduled; so is one past its slice protection. The request
+// waits in rq.fair_resched until wakeup_preempt() or the tick delivers it.
+TEST(Policy, UpdateCurrReschedulesAtTheDeadlineAndPastTheProtection) {
+  // RUN_TO_PARITY, equal slices: protected up to the deadline (3 ms). 2 us short of it, curr
+  // runs 3 us more.
+  Protect dl("", 3000000, 3000000);
+  Rq& rq = dl.h.rq(0);
+  dl.curr->vruntime = 2998000;
+  dl.curr->exec_start = dl.h.k->now() - Time::ns(3000);
+  kernel::update_curr(*dl.h.k, rq);
+  EXPECT_EQ(dl.curr->vruntime, 3001000);
+  EXPECT_EQ(dl.curr->deadline, 3001000 + 3000000);
+  EXPECT_TRUE(rq.fair_resched);
+  EXPECT_FALSE(rq.need_resched);
+  EXPECT_EQ(rq.c.eevdf_deadline_renewed, 1);
+  EXPECT_EQ(rq.c.eevdf_update_curr_resched, 1);
+  // The next wakeup's wakeup_preempt() delivers it (the wakee's enqueue asked: no pick needed).
+  kernel::wakeup_preempt(*dl.h.k, 0, rq, dl.p, 0);
+  EXPECT_TRUE(rq.need_resched);
+  EXPECT_FALSE(rq.fair_resched);
+  // Inside the protection and short of the deadline: no request.
+  Protect in("", 3000000, 3000000);
+  in.curr->exec_start = in.h.k->now() - Time::ns(1000);
+  kernel::update_curr(*in.h.k, in.h.rq(0));
+  EXPECT_FALSE(in.h.rq(0).fair_resched);
+  EXPECT_EQ(in.h.rq(0).c.eevdf_update_curr_resched, 0);
+  // Past the protection (NO_RUN_TO_PARITY: 0.70 ms), the deadline still ahead: a request at the
+  // first charge, not only at the tick.
+  Protect past("NO_RUN_TO_PARITY", 3000000, 3000000);
+  past.curr->exec_start = past.h.k->now() - Time::ns(1000);
+  kernel::update_curr(*past.h.k, past.h.rq(0));
+  EXPECT_TRUE(past.h.rq(0).fair_resched);
+  EXPECT_EQ(past.h.rq(0).c.eevdf_deadline_renewed, 0);
+  // Alone on the rq (cfs_rq->nr_queued == 1): a new deadline, no request.
+  Hand alone(flat4());
+  Task* a = alone.busy(0, 0)[0];
+  a->vruntime = 2998000, a->deadline = 3000000, a->slice = 3000000;
+  a->exec_start = alone.k->now() - Time::ns(3000);
+  kernel::update_curr(*alone.k, alone.rq(0));
+  EXPECT_EQ(a->deadline, 3001000 + 3000000);
+  EXPECT_FALSE(alone.rq(0).fair_resched);
+  EXPECT_EQ(alone.rq(0).c.eevdf_deadline_renewed, 1);
+}
+
+// PLACE_LAG's load scaling (place_entity(), v6.6): a task placed with lag L among load W moves the
+// average towards itself by w / (W + w) of its offset, so it is placed L * (W + w) / W behind V
+// and keeps L after the enqueue.
+TEST(Policy, PlaceLagScalesTheLagByTheQueuedLoad) {
+  Hand h(flat4());
+  Rq& rq = h.rq(0);
+  Task* a = h.task(0);
+  a->vruntime = 10000;
+  rq.cfs = {a};  // W = 1024
+  Task* woken = h.task(0);
+  woken->new_task = false;
+  woken->vlag = 400;
+  woken->slice = 3000;
+  woken->weight = 2048;
+  kernel::place_entity(rq, woken);
+  EXPECT_EQ(woken->vruntime, 10000 - 400 * (1024 + 2048) / 1024);
+  rq.cfs.push_back(woken);
+  EXPECT_EQ(kernel::avg_vruntime(rq) - woken->vruntime, 400);  // the lag is kept
+  // A negative lag is scaled the same way (placed further ahead).
+  Task* ahead = h.task(0);
+  ahead->new_task = false;
+  ahead->vlag = -300;
+  const int64_t V = kernel::avg_vruntime(rq);
+  kernel::place_entity(rq, ahead);
+  EXPECT_EQ(ahead->vruntime, V + 300 * (1024 + 2048 + 1024) / (1024 + 2048));
+  // Nothing queued: no lag to keep, the task lands on the rq's zero point.
+  Hand e(flat4());
+  Task* lone = e.task(0);
+  lone->new_task = false;
+  lone->vlag = 400;
+  kernel::place_entity(e.rq(0), lone);
+  EXPECT_EQ(lone->vruntime, kernel::avg_vruntime(e.rq(0)));
+}
+
+// PLACE_REL_DEADLINE (v6.12): a queued task that migrates (detach_task()) keeps what is left of
+// its request on the new rq; a sleeper's wakeup gets a fresh slice.
+TEST(Policy, MigrationKeepsWhatIsLeftOfTheRequest) {
+  Hand h(flat4());
+  auto ts = h.busy(0, 1);
+  Task* b = ts[1];
+  b->new_task = false;
+  b->vruntime = 1000, b->deadline = 1500, b->slice = 3000;
+  kernel::detach_task_fair(*h.k, h.rq(0), b);
+  EXPECT_TRUE(b->rel_deadline);
+  EXPECT_EQ(b->deadline, 500);
+  h.rq(0).cfs.clear();
+  Task* c = h.busy(1, 0)[0];
+  c->vruntime = 50000;
+  kernel::place_entity(h.rq(1), b);
+  EXPECT_FALSE(b->rel_deadline);
+  EXPECT_EQ(b->deadline, b->vruntime + 500);
+  // A task that blocks is dequeued with an absolute deadline: placed with a new slice.
+  Task* s = ts[0];
+  s->vruntime = 2000, s->deadline = 2100, s->slice = 3000;
+  s->state = kernel::TaskState::Interruptible;
+  kernel::fair_sched_class.dequeue_task(*h.k, h.rq(0), s);
+  EXPECT_FALSE(s->rel_deadline);
+  s->new_task = false;
+  kernel::place_entity(h.rq(1), s);
+  EXPECT_EQ(s->deadline, s->vruntime + 3000);
 }
 
 // --- wake_affine() ----------------------------------------------------------------------------

@@ -75,7 +75,11 @@ TEST(Calib, PipeRoundTripAcrossCpusCostsMoreThanOnOne) {
   double proc = run_metric(base, {"calib", "pipe", "-c", "0", "-P"}, "usecs_per_op");
   EXPECT_GT(same, 0);
   EXPECT_GT(cross, same);
-  EXPECT_NEAR((proc - same) * 1000, 2.0 * static_cast<double>(base.costs.switch_mm_ns), 26);  // two mm switches
+  // Two mm switches; they also lengthen each run, which moves the lag each wakee is placed with
+  // (doubled by PLACE_LAG's load scaling with one other task queued) and so which wakeups
+  // preempt: up to ~5 % of the two switches more.
+  EXPECT_NEAR((proc - same) * 1000, 2.0 * static_cast<double>(base.costs.switch_mm_ns),
+              0.05 * 2.0 * static_cast<double>(base.costs.switch_mm_ns));
 }
 
 TEST(Calib, MembarrierIpiPaysTheIpiRoundTrip) {

@@ -396,10 +396,12 @@ TEST(Rtapp, FifoPreemptsFairAndWakesWithoutSlack) {
 }
 
 TEST(Rtapp, NiceSetsTheFairShare) {
-  // (In phases: a thread-level "runtime" would also be read as a custom slice.)
+  // (In phases: a thread-level "runtime" would also be read as a custom slice.) 300 ms: a new
+  // deadline is a weighted slice out (update_deadline()), so the nice-5 task runs a whole real
+  // slice when picked and the share converges over tens of slices, not within a few.
   auto r = run(R"({ "global": { "calibration": 10, "logdir": "/tmp" }, "tasks": {
-      "a": { "priority": 0, "loop": 1, "phases": { "p": { "runtime": 30000 } } },
-      "b": { "priority": 5, "loop": 1, "phases": { "p": { "runtime": 30000 } } } } })",
+      "a": { "priority": 0, "loop": 1, "phases": { "p": { "runtime": 300000 } } },
+      "b": { "priority": 5, "loop": 1, "phases": { "p": { "runtime": 300000 } } } } })",
                one_cpu());
   double ratio = static_cast<double>(r.rows("a-0").at(0).perf) / static_cast<double>(r.rows("b-1").at(0).perf);
   EXPECT_GT(ratio, 2.5);  // sched_prio_to_weight: 1024 / 335 = 3.06
