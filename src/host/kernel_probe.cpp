@@ -67,14 +67,7 @@ std::map<std::string, bool> defaults_map(const KernelVersion& v) {
   return on;
 }
 
-std::optional<long long> parse_ll(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || end == s.c_str() || *end != '\0') return std::nullopt;
-  return v;
-}
+std::optional<long long> parse_ll(const std::string& s) { return util::parse_whole_int(s); }
 
 // "1.400000" (ms, as debug.c's SPLIT_NS prints it) -> 1400000 ns.
 std::optional<int64_t> parse_split_ms(const std::string& s) {

@@ -39,14 +39,7 @@ std::optional<std::string> read_text(const fs::path& p) {
   return std::string(util::trim(ss.str()));
 }
 
-std::optional<long long> to_int(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || end == s.c_str() || *end != '\0') return std::nullopt;
-  return v;
-}
+std::optional<long long> to_int(const std::string& s) { return util::parse_whole_int(s); }
 
 std::optional<long long> read_int(const fs::path& p) {
   auto t = read_text(p);

@@ -19,6 +19,16 @@ inline std::string_view trim(std::string_view s) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
+// A whole decimal integer (an optional sign, then digits, nothing after them), or nullopt for ""
+// and anything else: what a /proc or /sys file holding one number contains.
+inline std::optional<long long> parse_whole_int(std::string_view x) {
+  if (!x.empty() && x.front() == '+') x.remove_prefix(1);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), v);
+  if (x.empty() || ec != std::errc() || end != x.data() + x.size()) return std::nullopt;
+  return v;
+}
+
 // The largest CPU number a list may name (well above any machine: a bound on bad input).
 inline constexpr int kMaxCpuInList = 1 << 20;
 
