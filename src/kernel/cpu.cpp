@@ -371,7 +371,9 @@ void Cpu::continue_task() {
       __schedule(k, rq, SchedMode::SM_PREEMPT);
       return;
     }
-    Action a = p->program->next(k.api(), *p);
+    Api& api = k.api();
+    api.asking_cpu_ = p->cpu;  // what api.task_cpu(*p) returns
+    Action a = p->program->next(api, *p);
     switch (a.kind) {
       case Action::Compute: {
         int64_t ns = k.cost(a.ns) + p->cold_penalty;

@@ -65,7 +65,7 @@ class Program : public kernel::Behavior {
   // A program that runs this many items without producing an action is stuck (a bug).
   static constexpr int64_t kMaxItemsPerAction = 1000000;
   Action next(Api& k, Task& self) final {
-    cpu_ = k.task_cpu(self);  // where this program runs until it returns an action
+    cpu_ = k.asking_task_cpu();  // task_cpu(self): where this program runs until it returns an action
     for (int64_t items = 0;; ++items) {
       if (items == kMaxItemsPerAction)
         throw std::logic_error("workload program of pid " + std::to_string(k.stat(self).pid) +
