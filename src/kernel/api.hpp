@@ -119,6 +119,9 @@ class Api {
   // try_to_wake_up() from outside any task (the benchmark harness); its cost is not charged.
   void wake_up(Task* p, int from_cpu);
   int task_cpu(const Task& t) const;
+  // During Behavior::next(): task_cpu() of the task whose program is asked (inline: a task
+  // program asks it on every step, and Task is opaque here).
+  int asking_task_cpu() const { return asking_cpu_; }
   int task_mm(const Task& t) const;
   TaskStat stat(const Task& t) const;
   // /proc/stat's idle time of `cpu` up to now, in ns: the time it spent in idle states (a
@@ -136,7 +139,9 @@ class Api {
   void stop();
 
  private:
+  friend class Cpu;  // sets asking_cpu_ before it asks a program
   Kernel& k_;
+  int asking_cpu_ = -1;
 };
 
 }  // namespace schedlab::kernel

@@ -63,23 +63,6 @@ void Cpu::init(Kernel& k, int cpu) {
 
 // --- accounting -----------------------------------------------------------------------------
 
-void Cpu::account(int bucket) {
-  Time now = k_->now();
-  int64_t d = (now - bucket_start_).count();
-  if (d > 0) {
-    CpuCounters& c = rq_->c;
-    int b = bucket_;
-    if (b == 0) {
-      c.busy_ns += d;
-    } else if (b <= kNumKernelPaths) {
-      c.kernel_ns[b - 1] += d;
-    } else {
-      c.idle_ns[b - 1 - kNumKernelPaths] += d;
-    }
-  }
-  bucket_ = bucket;
-  bucket_start_ = now;
-}
 
 // --- SMT co-run speed -----------------------------------------------------------------------
 
@@ -371,7 +354,9 @@ void Cpu::continue_task() {
       __schedule(k, rq, SchedMode::SM_PREEMPT);
       return;
     }
-    Action a = p->program->next(k.api(), *p);
+    Api& api = k.api();
+    api.asking_cpu_ = p->cpu;  // what api.task_cpu(*p) returns
+    Action a = p->program->next(api, *p);
     switch (a.kind) {
       case Action::Compute: {
         int64_t ns = k.cost(a.ns) + p->cold_penalty;

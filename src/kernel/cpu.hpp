@@ -323,6 +323,25 @@ struct CpuState {
   std::vector<int> core_polls;  // threads of the core in a polling wait (Cpu::polling_wait())
 };
 
+// (Inline: once per task segment and kernel step.)
+inline void Cpu::account(int bucket) {
+  Time now = k_->now();
+  int64_t d = (now - bucket_start_).count();
+  if (d > 0) {
+    CpuCounters& c = rq_->c;
+    int b = bucket_;
+    if (b == 0) {
+      c.busy_ns += d;
+    } else if (b <= kNumKernelPaths) {
+      c.kernel_ns[b - 1] += d;
+    } else {
+      c.idle_ns[b - 1 - kNumKernelPaths] += d;
+    }
+  }
+  bucket_ = bucket;
+  bucket_start_ = now;
+}
+
 inline int64_t Cpu::queued_ns() const {
   int64_t ns = 0;
   size_t from = head_;

@@ -68,7 +68,7 @@ class EventQueue {
   // --- owned events ---
   // Schedules e at absolute time t (t >= now()); e must not be scheduled already.
   // (Inline: it and deschedule() run a few times per event.)
-  void schedule(Event& e, Time t) {
+  [[gnu::always_inline]] void schedule(Event& e, Time t) {
     if (t < now_ || e.scheduled_) [[unlikely]]
       schedule_error(t);
     e.when_ = t;

@@ -50,6 +50,16 @@ class Fifo {
     for (uint32_t i = 0; i < n; ++i) data()[(head_ + i) & (cap_ - 1)] = first[i];
     size_ += n;
   }
+  // A new last element, to be assigned (field by field: no whole temporary built and copied).
+  T& push_slot() {
+    if (size_ == cap_) grow();
+    return data()[(head_ + size_++) & (cap_ - 1)];
+  }
+  // Removes the front element (read it first through front()).
+  void drop_front() {
+    head_ = (head_ + 1) & (cap_ - 1);
+    --size_;
+  }
   T pop_front() {
     T v = data()[head_];
     head_ = (head_ + 1) & (cap_ - 1);

@@ -65,7 +65,7 @@ class Program : public kernel::Behavior {
   // A program that runs this many items without producing an action is stuck (a bug).
   static constexpr int64_t kMaxItemsPerAction = 1000000;
   Action next(Api& k, Task& self) final {
-    cpu_ = k.task_cpu(self);  // where this program runs until it returns an action
+    cpu_ = k.asking_task_cpu();  // task_cpu(self): where this program runs until it returns an action
     for (int64_t items = 0;; ++items) {
       if (items == kMaxItemsPerAction)
         throw std::logic_error("workload program of pid " + std::to_string(k.stat(self).pid) +
@@ -75,33 +75,51 @@ class Program : public kernel::Behavior {
                                "computes or exits)");
       if (queue_.empty()) step(k, self);
       if (queue_.empty()) return Action::exit();
-      Item it = queue_.pop_front();
+      // The front item is read in place and only the part its kind uses is copied out (the
+      // whole 48-byte item was copied per step) before it is dropped: a function may push.
+      const Item& front = queue_.front();
       inserted_.clear();
-      switch (it.kind) {
-        case Item::Act: return it.action;
-        case Item::Fn: it.fn(k, self); break;
+      switch (front.kind) {
+        case Item::Act: {
+          const Action a = front.action;
+          queue_.drop_front();
+          return a;
+        }
+        case Item::Fn: {
+          const StepFn fn = front.fn;
+          queue_.drop_front();
+          fn(k, self);
+          break;
+        }
         case Item::Publish: {
           // The written data becomes readable; a blocked reader is woken (WF_SYNC). A pipe
           // writer that had waited and leaves room wakes the next waiting writer.
-          Channel& ch = *it.io.ch;
-          ch.publish(it.io.bytes, cpu_);
+          const auto io = front.io;
+          queue_.drop_front();
+          Channel& ch = *io.ch;
+          ch.publish(io.bytes, cpu_);
           if (!ch.readers.empty()) {
             Task* r = ch.readers.front();
             ch.readers.erase(ch.readers.begin());
             then(Action::wake(r, true));
           }
-          if (it.io.flag && ch.kind == ChannelKind::Pipe && !ch.pipe_full()) wake_writers(ch, false);
+          if (io.flag && ch.kind == ChannelKind::Pipe && !ch.pipe_full()) wake_writers(ch, false);
           break;
         }
         case Item::Release: {
           // Buffer space freed: blocked writers are woken to retry (WF_SYNC), as the kind's
           // rule says (Channel::release()).
-          Channel& ch = *it.io.ch;
-          Channel::Wake w = ch.release(it.io.bytes, it.io.flag);
+          const auto io = front.io;
+          queue_.drop_front();
+          Channel& ch = *io.ch;
+          Channel::Wake w = ch.release(io.bytes, io.flag);
           if (w.any) wake_writers(ch, w.all);
           break;
         }
-        case Item::OnExit: on_exit_(k, self); break;
+        case Item::OnExit:
+          queue_.drop_front();
+          on_exit_(k, self);
+          break;
       }
       if (!inserted_.empty()) {
         queue_.push_front(inserted_.begin(), inserted_.end());
@@ -113,7 +131,11 @@ class Program : public kernel::Behavior {
  protected:
   // Fills the queue with the next steps (called when it is empty).
   virtual void step(Api& k, Task& self) = 0;
-  void push(Action a) { queue_.push_back(Item(Item::Act, a)); }
+  void push(Action a) {
+    Item& it = queue_.push_slot();
+    it.kind = Item::Act;
+    it.action = a;
+  }
   void push(StepFn fn) {
     Item it(Item::Fn);
     it.fn = fn;
@@ -151,7 +173,7 @@ class Program : public kernel::Behavior {
     const bool remote = ch.last_cpu >= 0 && ch.last_cpu != cpu_;
     ch.last_cpu = cpu_;
     push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0)));
-    queue_.push_back(Item(Item::Publish, &ch, bytes, write_waited_));
+    push_io(Item::Publish, &ch, bytes, write_waited_);
     write_waited_ = false;
     return true;
   }
@@ -168,7 +190,7 @@ class Program : public kernel::Behavior {
     int64_t bytes = ch.take(from);
     ch.last_cpu = cpu_;
     push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0)));
-    queue_.push_back(Item(Item::Release, &ch, bytes, was_full));
+    push_io(Item::Release, &ch, bytes, was_full);
     return true;
   }
 
@@ -188,6 +210,14 @@ class Program : public kernel::Behavior {
     Item(Kind k, Action a) : kind(k), action(a) {}
     Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag} {}
   };
+
+  void push_io(typename Item::Kind kind, Channel* ch, int64_t bytes, bool flag) {
+    Item& it = queue_.push_slot();
+    it.kind = kind;
+    it.io.ch = ch;
+    it.io.bytes = bytes;
+    it.io.flag = flag;
+  }
 
   // Wakes the channel's blocked writers: all of them, or the first (an exclusive wait).
   void wake_writers(Channel& ch, bool all) {
