@@ -218,7 +218,14 @@ std::string Hackbench::report() const {
 }
 
 std::vector<Metric> Hackbench::metrics() const {
-  return {{"time", "s", seconds(), false}};
+  std::vector<Metric> out = {{"time", "s", seconds(), false}};
+  // With the cold-read rule on (docs/model.md, "Cold channel reads"; off by default, and then
+  // the output is as before): how many reads paid the cold cost, of the same-CPU reads.
+  if (st_->cache.on()) {
+    out.push_back({"msg_reads_cold", "reads", static_cast<double>(st_->cache.reads_cold), false});
+    out.push_back({"msg_reads_same_cpu", "reads", static_cast<double>(st_->cache.reads_checked), false});
+  }
+  return out;
 }
 
 }  // namespace schedlab::workload
