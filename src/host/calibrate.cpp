@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -171,6 +172,74 @@ Values rw_batch(int wfd, int rfd, size_t size, int64_t count, int chunks) {
   }
   return std::vector<double>{median_of(ws), median_of(rs)};
 }
+
+}  // namespace
+
+// The L2-cold read (docs/host.md, "Cold channel reads"): `chans` socketpairs (or pipes) on one
+// CPU are filled round-robin with `per_chan` messages of 100 bytes each (each channel stays
+// under its buffer: sk_sndbuf, or the 64 KiB pipe), then drained in the same order, so between
+// a message's send and its read every other message of the fill was sent or read: a footprint
+// of chans x per_chan messages, several times the L2. One chunk = one fill and one drain; the
+// result is the median chunk's per-send and per-recv time.
+std::optional<std::pair<double, double>> cold_fill_drain(bool unix_socket, int chans, int per_chan, int chunks) {
+  constexpr size_t kMsg = 100;  // hackbench's message
+  std::vector<std::array<int, 2>> fds;
+  auto close_all = [&] {
+    for (auto& f : fds) close(f[0]), close(f[1]);
+  };
+  for (int i = 0; i < chans; ++i) {
+    int p[2];
+    int rc = unix_socket ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, p)
+                         : pipe2(p, O_NONBLOCK | O_CLOEXEC);
+    if (rc != 0) {
+      close_all();
+      return std::nullopt;
+    }
+    // write end, read end
+    fds.push_back(unix_socket ? std::array<int, 2>{p[0], p[1]} : std::array<int, 2>{p[1], p[0]});
+  }
+  std::vector<char> buf(kMsg, 'x');
+  bool short_io = false;
+  auto chunk = [&](double* w, double* r) {
+    const int64_t t0 = now_ns();
+    for (int i = 0; i < per_chan; ++i)
+      for (auto& f : fds) short_io |= write(f[0], buf.data(), kMsg) != static_cast<ssize_t>(kMsg);
+    const int64_t t1 = now_ns();
+    for (int i = 0; i < per_chan; ++i)
+      for (auto& f : fds) short_io |= read(f[1], buf.data(), kMsg) != static_cast<ssize_t>(kMsg);
+    const int64_t t2 = now_ns();
+    const double n = static_cast<double>(per_chan) * static_cast<double>(fds.size());
+    *w = static_cast<double>(t1 - t0) / n;
+    *r = static_cast<double>(t2 - t1) / n;
+  };
+  double w, r;
+  chunk(&w, &r);  // warm-up: the skb slabs and pipe pages allocated once
+  std::vector<double> ws, rs;
+  for (int k = 0; k < chunks && !short_io; ++k) {
+    chunk(&w, &r);
+    ws.push_back(w);
+    rs.push_back(r);
+  }
+  close_all();
+  if (short_io || ws.empty()) return std::nullopt;  // a channel filled up or a call failed
+  return std::make_pair(median_of(ws), median_of(rs));
+}
+
+// How many channels of how many messages cold_fill_drain() uses for an L2 of `l2_bytes` (0:
+// unknown, then 2 MiB): a footprint of kColdFootprintL2s L2s, counting each AF_UNIX message
+// as its skb (kColdSkbBytes, the 100-byte skb's truesize on x86-64 v6.x) and each pipe message
+// as its 100 bytes; at most 200 messages per socket (200 x 896 B < the 212992 B default
+// sk_sndbuf) and 600 per pipe (< the 640 a 16-page pipe merges).
+std::pair<int, int> cold_layout(bool unix_socket, int64_t l2_bytes) {
+  constexpr int64_t kColdFootprintL2s = 4, kColdSkbBytes = 896, kDefaultL2 = 2 << 20;
+  const int64_t l2 = l2_bytes > 0 ? l2_bytes : kDefaultL2;
+  const int per = unix_socket ? 200 : 600;
+  const int64_t msg = unix_socket ? kColdSkbBytes : 100;
+  const int64_t chans = (kColdFootprintL2s * l2 + per * msg - 1) / (per * msg);
+  return {per, static_cast<int>(std::clamp<int64_t>(chans, 2, 400))};
+}
+
+namespace {
 
 // Futex ping-pong between a (measuring) and b: one op = one round trip = two wakeups and two
 // blocking waits.
@@ -727,6 +796,26 @@ void add_syscall_specs(SpecList& sl, const CalibrateOptions& opt, int cpu0) {
            close(sv[1]);
            return v;
          });
+  // The same messages read after several L2s of other messages moved through the CPU
+  // (cold_fill_drain()): unix_recv_cold_ns and pipe_read_cold_ns are these less the warm read.
+  const int64_t l2 = opt.machine.topo.l2_bytes;
+  for (bool unix_socket : {true, false}) {
+    const auto [per, chans] = cold_layout(unix_socket, l2);
+    const std::string what = unix_socket ? "AF_UNIX stream socketpairs" : "64 KiB pipes";
+    const std::string fill = fmt::format("{} of 100 bytes while filling {} {} round-robin, {} each",
+                                         unix_socket ? "send" : "write()", chans, what, per);
+    const std::string drain =
+        fmt::format("{} of 100 bytes draining them in the same order (L2-cold: {} L2s moved since its {})",
+                    unix_socket ? "recv" : "read()", 4, unix_socket ? "send" : "write");
+    sl.add({{unix_socket ? "unix_send_100b_fill" : "pipe_write_100b_fill", fill, c0},
+            {unix_socket ? "unix_recv_100b_cold" : "pipe_read_100b_cold", drain, c0}},
+           [cpu0, chunks, unix_socket, per = per, chans = chans]() -> Values {
+             std::optional<std::pair<double, double>> v;
+             on_cpu(cpu0, [&] { v = cold_fill_drain(unix_socket, chans, per, chunks); });
+             if (!v) return std::nullopt;
+             return std::vector<double>{v->first, v->second};
+           });
+  }
 }
 
 // The message ping-pong (msg_pingpong) through an AF_UNIX socket and a pipe, 100 bytes (hackbench's
@@ -1112,6 +1201,22 @@ void apply_syscalls(CostSetter& cs) {
   cs.direct("pipe_read_1b", "pipe_read_ns");
   cs.direct("unix_send_100b", "unix_send_ns");
   cs.direct("unix_recv_100b", "unix_recv_ns");
+  // The L2-cold reads: the cold drain's per-read time less the model's warm read of 100 bytes.
+  const auto& k = cs.m.costs;
+  if (auto x = cs.get("unix_recv_100b_cold"); x && cs.get("unix_recv_100b")) {
+    const double warm = static_cast<double>(k.unix_recv_ns + k.unix_copy_ns_per_kb * 100 / 1024);
+    cs.set("unix_recv_cold_ns", x->value_ns - warm, 0,
+           fmt::format("unix_recv_100b_cold ({:.0f}) - unix_recv_ns - 100 B x unix_copy_ns_per_kb ({:.0f})", x->value_ns,
+                       warm),
+           x->cov);
+  }
+  if (auto x = cs.get("pipe_read_100b_cold"); x && cs.get("pipe_read_1b")) {
+    const double warm = static_cast<double>(k.pipe_read_ns + k.pipe_copy_ns_per_kb * 100 / 1024);
+    cs.set("pipe_read_cold_ns", x->value_ns - warm, 0,
+           fmt::format("pipe_read_100b_cold ({:.0f}) - pipe_read_ns - 100 B x pipe_copy_ns_per_kb ({:.0f})", x->value_ns,
+                       warm),
+           x->cov);
+  }
 }
 
 void apply_context_switch(CostSetter& cs) {

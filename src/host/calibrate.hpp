@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/background.hpp"
@@ -120,5 +121,14 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
 // Header comment lines for a calibrated profile: each measured value with its spread, which
 // costs were measured, and which kept their base defaults. Lines are without "# ".
 std::vector<std::string> calibration_header(const CalibrationResult& r, const std::vector<CostUpdate>& updates);
+
+// The L2-cold channel read microbenchmark of calibrate (docs/host.md, "Cold channel reads"), on
+// the calling thread's CPU: `chans` AF_UNIX socketpairs (else pipes) filled round-robin with
+// `per_chan` 100-byte messages, then drained in the same order; the median of `chunks` fills and
+// drains as (per-send, per-recv) ns, or nullopt when a channel could not be made or filled up.
+std::optional<std::pair<double, double>> cold_fill_drain(bool unix_socket, int chans, int per_chan, int chunks);
+// The (messages per channel, channels) calibrate uses for an L2 of `l2_bytes` (0: unknown):
+// a footprint of four L2s, each channel under its buffer limit.
+std::pair<int, int> cold_layout(bool unix_socket, int64_t l2_bytes);
 
 }  // namespace schedlab::host

@@ -239,7 +239,23 @@ bool probe_cpu_topology(const fs::path& dir, const std::set<int>& online, CpuInf
   return true;
 }
 
-// cpuN/cache: the highest data or unified cache level = LLC.
+// A sysfs cache size ("2048K", "1M", "512"): bytes, 0 if it does not parse.
+int64_t parse_cache_size(const std::string& text) {
+  size_t end = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &end);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  std::string unit = text.substr(end);
+  if (unit == "K") return v << 10;
+  if (unit == "M") return v << 20;
+  if (unit == "G") return v << 30;
+  return unit.empty() ? v : 0;
+}
+
+// cpuN/cache: the highest data or unified cache level = LLC, and the L2's size.
 void probe_cpu_llc(const fs::path& dir, const std::set<int>& online, CpuInfo& c, ProbeResult& r) {
   for (auto& [idx, idir] : numbered_dirs(dir / "cache", "index")) {
     auto level = read_int(idir / "level");
@@ -250,6 +266,8 @@ void probe_cpu_llc(const fs::path& dir, const std::set<int>& online, CpuInfo& c,
       continue;
     }
     if (type && *type == "Instruction") continue;
+    if (*level == 2)
+      if (auto size = read_text(idir / "size")) c.l2_bytes = parse_cache_size(*size);
     auto list = parse_cpu_list(*shared);
     if (!list) {
       warn(r, fmt::format("cpu{}: cannot parse cache/index{}/shared_cpu_list '{}'; ignored", c.cpu, idx, *shared));
@@ -602,6 +620,11 @@ ProbeResult probe_sysfs(const std::string& root_str) {
   const std::set<int> nodes = probe_nodes(root, online, by_cpu);
   const Layout lay = group_layout(r, by_cpu);
   fit_topology(lay, online.size(), r);
+  // topology.l2_bytes: the L2 size most online CPUs report (0 if none does).
+  std::vector<int> l2;
+  for (const auto& c : r.cpus)
+    if (c.online && c.l2_bytes > 0 && c.l2_bytes <= (1 << 30)) l2.push_back(static_cast<int>(c.l2_bytes));
+  r.machine.topo.l2_bytes = l2.empty() ? 0 : mode_of(l2);
   describe_layout(lay, nodes, max_level, r);
   map_model_to_real(lay, nodes, r);
   probe_arch_and_cpuidle(root, cpu_dir, r);

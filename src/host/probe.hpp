@@ -33,6 +33,7 @@ struct CpuInfo {
   std::vector<int> siblings;   // topology/core_cpus_list (or thread_siblings_list), online only
   std::vector<int> llc;        // cache/index*/shared_cpu_list of the highest data/unified level
   int llc_level = 0;           // that level (0: no cache information; llc then = package)
+  int64_t l2_bytes = 0;        // cache/index*/size of the level-2 data or unified cache (0: none read)
   int node = -1;               // NUMA node from node*/cpulist (-1: unknown)
 };
 

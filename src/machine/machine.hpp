@@ -22,6 +22,9 @@ struct Topology {
   int cores_per_socket = 1;
   int threads_per_core = 1;
   int cores_per_llc = 1;  // cores sharing one last-level cache (must divide cores_per_socket)
+  // Bytes of the L2 cache of one core (its SMT threads share it; sysfs cache/index*/size of
+  // level 2). 0: not known, and the channel cache-footprint rule is off (optional key).
+  int l2_bytes = 0;
 
   int nr_cpus() const { return sockets * cores_per_socket * threads_per_core; }
   int nr_cores() const { return sockets * cores_per_socket; }
@@ -221,7 +224,13 @@ struct IdleState {
   COST(unix_send_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                  \
        "extra for an AF_UNIX send when the socket was last used on another CPU (optional; 0 = not modeled)")  \
   COST(unix_recv_remote_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                  \
-       "extra for an AF_UNIX recv of a message sent from another CPU (optional; 0 = not modeled)")
+       "extra for an AF_UNIX recv of a message sent from another CPU (optional; 0 = not modeled)")           \
+  COST(unix_recv_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "extra for an AF_UNIX recv on the sending core after more than its L2 moved through channels since "  \
+       "the send (optional; 0 = not modeled)")                                                               \
+  COST(pipe_read_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "extra for a pipe read on the writing core after more than its L2 moved through channels since the "  \
+       "write (optional; 0 = not modeled)")
 
 #define SCHEDLAB_PARAM_FIELD(name, type, value, ...) type name = value;
 

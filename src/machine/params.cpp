@@ -165,6 +165,8 @@ const std::vector<TopoField>& topo_fields() {
       {"threads_per_core", &Topology::threads_per_core, 1, 8, "SMT threads per core"},
       {"cores_per_llc", &Topology::cores_per_llc, 1, kMaxCpus,
        "cores sharing one last-level cache (divides cores_per_socket)"},
+      {"l2_bytes", &Topology::l2_bytes, 0, 1 << 30,
+       "bytes of one core's L2 cache (sysfs cache/index*/size, level 2; optional, 0 = not known)", true},
   };
   return table;
 }

@@ -47,6 +47,7 @@ struct TopoField {
   int64_t min;
   int64_t max;
   const char* help;
+  bool optional = false;  // may be left out of a profile (then 0: not known) and is not written at 0
 };
 const std::vector<TopoField>& topo_fields();
 

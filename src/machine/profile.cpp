@@ -287,6 +287,7 @@ void read_topology(Reader& rd, const toml::table& root, Machine& m) {
   rd.reject_unknown(t, "[topology]", allowed);
   for (const auto& f : detail::topo_fields()) {
     std::string key = std::string("topology.") + f.name;
+    if (f.optional && !t.get(f.name)) continue;
     const auto& n = rd.require(t, "topology", f.name, "[topology]");
     int64_t v = rd.get_int(n, key);
     if (v < f.min || v > f.max) rd.fail(n, fmt::format("{} = {} is out of range [{}, {}]", key, v, f.min, f.max));
@@ -702,8 +703,10 @@ std::string to_toml(const Machine& cm, const std::string& header_comment) {
   out += fmt::format("governor = {}\n", toml_string(m.governor));
 
   out += "\n[topology]\n";
-  for (const auto& f : detail::topo_fields())
+  for (const auto& f : detail::topo_fields()) {
+    if (f.optional && m.topo.*f.member == 0) continue;  // not known: not written (profiles stay as they were)
     out += fmt::format("{} = {}  # {}\n", f.name, m.topo.*f.member, f.help);
+  }
 
   for (auto& s : m.idle_states) {
     out += "\n[[idle_state]]\n";

@@ -13,6 +13,12 @@
 // - Unix (net/unix/af_unix.c): the senders' socket charges each message's skb truesize to its
 //   send buffer; a send waits while the charge is at least sk_sndbuf, and a freed skb wakes every
 //   waiting sender only once the charge is at most a quarter of sk_sndbuf (unix_writable()).
+//
+// Cache footprint (docs/model.md, "Cold channel reads"): with topology.l2_bytes and a cold cost
+// set, each core counts the bytes moved through channels on it (every send and every read, a
+// message's buffer footprint: its skb truesize for AF_UNIX, its bytes for a pipe); a message
+// remembers its core's count at its send, and a read on the CPU it was sent from pays the
+// kind's cold cost when more than the L2 has moved since: its lines were evicted.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -21,6 +27,27 @@
 #include "sim/fifo.hpp"
 
 namespace schedlab::workload {
+
+// Per-core running counts of the bytes moved through channels (see above), shared by one
+// workload's channels; off (never counts) unless the machine has an L2 size and a cold cost.
+struct CacheFootprint {
+  int64_t l2_bytes = 0;
+  std::vector<int> core_of_cpu;  // cpu -> core (the CPUs sharing one L2)
+  std::vector<int64_t> moved;    // per core
+  int64_t reads_cold = 0;        // counter: reads that paid the cold cost
+  int64_t reads_checked = 0;     // counter: same-CPU reads the rule looked at
+  bool on() const { return l2_bytes > 0; }
+  // On for `m` when it has an L2 size and `cold_ns` > 0.
+  void setup(const machine::Machine& m, int64_t cold_ns) {
+    if (m.topo.l2_bytes <= 0 || cold_ns <= 0) return;
+    l2_bytes = m.topo.l2_bytes;
+    for (int c = 0; c < m.topo.nr_cpus(); ++c) core_of_cpu.push_back(m.topo.core_of(c));
+    moved.assign(static_cast<size_t>(m.topo.nr_cores()), 0);
+  }
+  // Adds `bytes` moved on `cpu`'s core; returns the count after it.
+  int64_t add(int cpu, int64_t bytes) { return moved[static_cast<size_t>(core_of_cpu[static_cast<size_t>(cpu)])] += bytes; }
+  int64_t count(int cpu) const { return moved[static_cast<size_t>(core_of_cpu[static_cast<size_t>(cpu)])]; }
+};
 
 enum class ChannelKind : uint8_t { Stream, Pipe, Unix };
 
@@ -41,6 +68,7 @@ struct Channel {
 
   sim::Fifo<int64_t> ready;  // readable messages (sizes)
   sim::Fifo<int> ready_cpu;  // the CPU each readable message was written on
+  sim::Fifo<int64_t> ready_mark;  // its core's CacheFootprint count at its send (only when on)
   int last_cpu = -1;         // the CPU of the last write or read on the channel (-1: none yet)
   std::vector<kernel::Task*> readers;  // blocked in read()
   std::vector<kernel::Task*> writers;  // blocked in write() on a full buffer, in arrival order
@@ -57,6 +85,10 @@ struct Channel {
     sndbuf = sndbuf_bytes;
     truesize = skb_truesize;
   }
+
+  // The bytes of cache one message of `size` occupies: its skb (truesize) for AF_UNIX, else
+  // its bytes (pipe pages are filled by consecutive writes).
+  int64_t footprint(int64_t size) const { return kind == ChannelKind::Unix ? truesize : size; }
 
   bool pipe_full() const { return static_cast<int64_t>(pages.size()) >= slots; }
   // Pages a write of `size` bytes needs beyond the room it can merge into.
@@ -149,14 +181,18 @@ struct ChannelCosts {
   int64_t copy_ns_per_kb = 0;
   int64_t send_remote_ns = 0;
   int64_t recv_remote_ns = 0;
+  int64_t recv_cold_ns = 0;         // a read after more than the L2 moved since the send
+  CacheFootprint* cache = nullptr;  // the workload's per-core counts (nullptr or off: no rule)
   int64_t send(int64_t bytes) const { return send_ns + copy_ns_per_kb * bytes / 1024; }
   int64_t recv(int64_t bytes) const { return recv_ns + copy_ns_per_kb * bytes / 1024; }
   // A pipe's and an AF_UNIX stream socket's costs, the remote parts included.
   static ChannelCosts pipe(const machine::Costs& c) {
-    return {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns};
+    return {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns,
+            c.pipe_read_cold_ns};
   }
   static ChannelCosts unix_socket(const machine::Costs& c) {
-    return {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns};
+    return {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns,
+            c.unix_recv_cold_ns};
   }
 };
 

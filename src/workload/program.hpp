@@ -98,6 +98,7 @@ class Program : public kernel::Behavior {
           queue_.drop_front();
           Channel& ch = *io.ch;
           ch.publish(io.bytes, cpu_);
+          if (io.cache) ch.ready_mark.push_back(io.cache->add(cpu_, ch.footprint(io.bytes)));
           if (!ch.readers.empty()) {
             Task* r = ch.readers.front();
             ch.readers.erase(ch.readers.begin());
@@ -173,7 +174,7 @@ class Program : public kernel::Behavior {
     const bool remote = ch.last_cpu >= 0 && ch.last_cpu != cpu_;
     ch.last_cpu = cpu_;
     push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0)));
-    push_io(Item::Publish, &ch, bytes, write_waited_);
+    push_io(Item::Publish, &ch, bytes, write_waited_, c.cache && c.cache->on() ? c.cache : nullptr);
     write_waited_ = false;
     return true;
   }
@@ -189,7 +190,21 @@ class Program : public kernel::Behavior {
     int from = -1;
     int64_t bytes = ch.take(from);
     ch.last_cpu = cpu_;
-    push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0)));
+    int64_t cold = 0;
+    if (c.cache && c.cache->on()) {
+      // Cold when more than the L2 moved through this core since the message's send (a read on
+      // another CPU pays the remote cost instead); the read moves its bytes too.
+      const int64_t mark = ch.ready_mark.pop_front();
+      if (from == cpu_) {
+        ++c.cache->reads_checked;
+        if (c.cache->count(cpu_) - mark > c.cache->l2_bytes) {
+          cold = c.recv_cold_ns;
+          ++c.cache->reads_cold;
+        }
+      }
+      c.cache->add(cpu_, ch.footprint(bytes));
+    }
+    push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0) + cold));
     push_io(Item::Release, &ch, bytes, was_full);
     return true;
   }
@@ -204,19 +219,21 @@ class Program : public kernel::Behavior {
         Channel* ch;
         int64_t bytes;
         bool flag;    // Publish: the writer had waited; Release: the pipe was full at the read
+        CacheFootprint* cache;  // Publish: counts the message's bytes (nullptr: rule off)
       } io;           // Publish, Release
     };
     explicit Item(Kind k = Act) : kind(k), action() {}
     Item(Kind k, Action a) : kind(k), action(a) {}
-    Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag} {}
+    Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag, nullptr} {}
   };
 
-  void push_io(typename Item::Kind kind, Channel* ch, int64_t bytes, bool flag) {
+  void push_io(typename Item::Kind kind, Channel* ch, int64_t bytes, bool flag, CacheFootprint* cache = nullptr) {
     Item& it = queue_.push_slot();
     it.kind = kind;
     it.io.ch = ch;
     it.io.bytes = bytes;
     it.io.flag = flag;
+    it.io.cache = cache;
   }
 
   // Wakes the channel's blocked writers: all of them, or the first (an exclusive wait).

@@ -187,3 +187,28 @@ TEST(SelfCheck, RemoteMessageCostsRebuildTheCrossCpuPingPong) {
   auto plain_rows = experiment::self_check(plain, r);
   EXPECT_LT(row(plain_rows, "msg_unix_recv_llc").error_pct(), -50);
 }
+
+TEST(SelfCheck, ColdReadRowsAreDirect) {
+  // The recorded cold channel microbenchmark (tests/host/fixtures/selfcheck/cold-1612.samples.json)
+  // mapped onto the calibration's profile: the cold drain is the warm read plus the cold cost
+  // (within 1 ns), the fill's sends are listed beside the model's warm send.
+  auto r = experiment::read_samples_json(slurp(kDir + "cold-1612.samples.json"), "cold-1612.samples.json");
+  auto m = profile();
+  m.costs.unix_copy_ns_per_kb = 0;
+  m.costs.pipe_copy_ns_per_kb = 0;
+  host::apply_calibration(m, r);
+  auto rows = experiment::self_check(m, r);
+  for (const char* key : {"unix_recv_100b_cold", "pipe_read_100b_cold"}) {
+    const auto& x = row(rows, key);
+    EXPECT_EQ(x.kind, "direct") << key;
+    EXPECT_NE(x.how.find("_cold_ns"), std::string::npos) << x.how;
+    EXPECT_NEAR(x.model_ns, x.measured_ns, 1.0) << key;
+  }
+  const auto& fill = row(rows, "unix_send_100b_fill");
+  EXPECT_EQ(fill.kind, "direct");
+  EXPECT_DOUBLE_EQ(fill.model_ns, static_cast<double>(m.costs.unix_send_ns));
+  // Without the cold cost the drain row falls short by it.
+  auto warm = m;
+  warm.costs.unix_recv_cold_ns = 0;
+  EXPECT_LT(row(experiment::self_check(warm, r), "unix_recv_100b_cold").error_pct(), -30);
+}

@@ -337,3 +337,66 @@ TEST(Calibrate, RemoteMessageCostsFromTheRecordedPingPong) {
   EXPECT_FALSE(unix_send);
   EXPECT_EQ(m2.costs.unix_send_remote_ns, 0);
 }
+
+TEST(Calibrate, ColdReadCostsFromTheRecordedFillAndDrain) {
+  // Recorded on the dev VM (tests/host/fixtures/selfcheck/cold-1612.samples.json): the cold cost
+  // is the drain's per-read time less the model's warm read of the same 100 bytes.
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/cold-1612.samples.json");
+  ASSERT_TRUE(in);
+  nlohmann::json j = nlohmann::json::parse(in);
+  host::CalibrationResult r;
+  for (const auto& x : j["measurements"]) {
+    host::Measurement m;
+    m.key = x["key"];
+    m.value_ns = x["estimate_ns"];
+    m.median_ns = x["median_ns"];
+    m.cov = x["spread"];
+    r.measurements.push_back(m);
+  }
+  machine::Machine m;
+  m.costs.unix_copy_ns_per_kb = 0;
+  m.costs.pipe_copy_ns_per_kb = 0;
+  auto updates = host::apply_calibration(m, r);
+  EXPECT_EQ(m.costs.unix_recv_ns, 337);
+  EXPECT_EQ(m.costs.unix_recv_cold_ns, 193);  // 529.5 - 337, rounded
+  EXPECT_EQ(m.costs.pipe_read_ns, 127);
+  EXPECT_EQ(m.costs.pipe_read_cold_ns, 194);  // 321.0 - 127
+  int cold = 0;
+  for (const auto& u : updates)
+    if (u.key.find("_cold_ns") != std::string::npos) {
+      ++cold;
+      EXPECT_FALSE(u.floored) << u.key;
+      EXPECT_NE(u.formula.find("_100b_cold ("), std::string::npos) << u.formula;
+    }
+  EXPECT_EQ(cold, 2);
+  // The fill's per-send time is a reported figure: it sets no cost.
+  for (const auto& u : updates) EXPECT_EQ(u.formula.find("_fill"), std::string::npos) << u.key;
+  // A drain measured faster than the warm read (noise) gives 0, flagged; without the warm
+  // reference nothing is set.
+  for (auto& x : r.measurements)
+    if (x.key == "unix_recv_100b_cold") x.value_ns = 300;
+  r.measurements.erase(std::remove_if(r.measurements.begin(), r.measurements.end(),
+                                      [](const host::Measurement& x) { return x.key == "pipe_read_1b"; }),
+                       r.measurements.end());
+  machine::Machine m2;
+  bool floored = false, pipe_cold = false;
+  for (const auto& u : host::apply_calibration(m2, r)) {
+    if (u.key == "costs.unix_recv_cold_ns") floored = u.floored && u.value == 0;
+    pipe_cold |= u.key == "costs.pipe_read_cold_ns";
+  }
+  EXPECT_TRUE(floored);
+  EXPECT_FALSE(pipe_cold);
+}
+
+TEST(Calibrate, ColdLayoutKeepsEachChannelUnderItsBuffer) {
+  // Four L2s of footprint; a socket's 200 skbs x 896 B stay under the default 212992 B sk_sndbuf,
+  // a pipe's 600 x 100 B under the 640 messages a 16-page pipe merges.
+  auto [per_u, chans_u] = host::cold_layout(true, 2 << 20);
+  EXPECT_EQ(per_u, 200);
+  EXPECT_EQ(chans_u, 47);  // ceil(8 MiB / 179200 B)
+  EXPECT_LT(per_u * 896, 212992);
+  auto [per_p, chans_p] = host::cold_layout(false, 2 << 20);
+  EXPECT_EQ(per_p, 600);
+  EXPECT_EQ(chans_p, 140);
+  EXPECT_EQ(host::cold_layout(true, 0), host::cold_layout(true, 2 << 20));  // unknown L2: 2 MiB
+}

@@ -334,3 +334,14 @@ TEST(Probe, LargeMachine4096Cpus) {
   ASSERT_EQ(r.warnings.size(), 1u);  // no kernel under a made-up sysfs tree
   EXPECT_NE(r.warnings[0].find("no kernel release or config"), std::string::npos) << r.warnings[0];
 }
+
+// topology.l2_bytes: the size of the level-2 data or unified cache (cache/index*/size, "2048K"),
+// the one most online CPUs report; 0 where no CPU gives one.
+TEST(Probe, L2SizeFromTheCacheIndex) {
+  EXPECT_EQ(probe_sysfs(kFixtures + "sysfs-2s-smt").machine.topo.l2_bytes, 2 << 20);
+  EXPECT_EQ(probe_sysfs(kFixtures + "sysfs-kvm-haltpoll").machine.topo.l2_bytes, 1 << 20);
+  EXPECT_EQ(probe_sysfs(kFixtures + "sysfs-arm64").machine.topo.l2_bytes, 0);  // index2 has no size file
+  TreeCopy t("sysfs-2s-smt");
+  for (int c = 0; c < 16; ++c) t.write(kCpu + "cpu" + std::to_string(c) + "/cache/index2/size", c < 9 ? "1M" : "512K");
+  EXPECT_EQ(probe_sysfs(t.root()).machine.topo.l2_bytes, 1 << 20);
+}
