@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,24 @@ host::CalibrationResult quick_run() {
     return host::calibrate(opt);
   }();
   return cached;
+}
+
+// A recorded calibration (tests/host/fixtures/selfcheck/NAME.samples.json) as calibrate's result.
+host::CalibrationResult recorded(const std::string& name) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/" + name + ".samples.json");
+  EXPECT_TRUE(in) << name;
+  host::CalibrationResult r;
+  if (!in) return r;
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (const auto& x : j["measurements"]) {
+    host::Measurement m;
+    m.key = x["key"];
+    m.value_ns = x["estimate_ns"];
+    m.median_ns = x["median_ns"];
+    m.cov = x["spread"];
+    r.measurements.push_back(m);
+  }
+  return r;
 }
 }  // namespace
 
@@ -293,18 +312,8 @@ TEST(Calibrate, PerRunNoiseFromTheBetweenRoundSpread) {
 TEST(Calibrate, RemoteMessageCostsFromTheRecordedPingPong) {
   // Recorded on the dev VM (tests/host/fixtures/selfcheck/msg-1150.samples.json): each remote
   // cost is what the message ping-pong costs that side across CPUs of the LLC less on one CPU.
-  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/msg-1150.samples.json");
-  ASSERT_TRUE(in);
-  nlohmann::json j = nlohmann::json::parse(in);
-  host::CalibrationResult r;
-  for (const auto& x : j["measurements"]) {
-    host::Measurement m;
-    m.key = x["key"];
-    m.value_ns = x["estimate_ns"];
-    m.median_ns = x["median_ns"];
-    m.cov = x["spread"];
-    r.measurements.push_back(m);
-  }
+  host::CalibrationResult r = recorded("msg-1150");
+  ASSERT_FALSE(r.measurements.empty());
   machine::Machine m;
   auto updates = host::apply_calibration(m, r);
   EXPECT_EQ(m.costs.unix_send_remote_ns, 400);  // 723.9 - 323.9
@@ -341,18 +350,8 @@ TEST(Calibrate, RemoteMessageCostsFromTheRecordedPingPong) {
 TEST(Calibrate, ColdReadCostsFromTheRecordedFillAndDrain) {
   // Recorded on the dev VM (tests/host/fixtures/selfcheck/cold-1612.samples.json): the cold cost
   // is the drain's per-read time less the model's warm read of the same 100 bytes.
-  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/cold-1612.samples.json");
-  ASSERT_TRUE(in);
-  nlohmann::json j = nlohmann::json::parse(in);
-  host::CalibrationResult r;
-  for (const auto& x : j["measurements"]) {
-    host::Measurement m;
-    m.key = x["key"];
-    m.value_ns = x["estimate_ns"];
-    m.median_ns = x["median_ns"];
-    m.cov = x["spread"];
-    r.measurements.push_back(m);
-  }
+  host::CalibrationResult r = recorded("cold-1612");
+  ASSERT_FALSE(r.measurements.empty());
   machine::Machine m;
   m.costs.unix_copy_ns_per_kb = 0;
   m.costs.pipe_copy_ns_per_kb = 0;
