@@ -161,7 +161,7 @@ void run_check(const HostArgs& a) {
   machine::Machine m = machine::load_profile(path);
   host::CalibrationResult r;
   try {
-    r = a.samples ? experiment::read_samples_json(read_text("--samples", *a.samples), *a.samples)
+    r = a.samples ? host::read_samples_json(read_text("--samples", *a.samples), *a.samples)
                   : experiment::read_profile_measurements(read_text("profile", path), path);
   } catch (const UsageError&) {
     throw;

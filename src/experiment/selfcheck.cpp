@@ -245,38 +245,6 @@ nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::
   return j;
 }
 
-host::CalibrationResult read_samples_json(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not JSON: {}", where, e.what()));
-  }
-  if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_array())
-    throw std::runtime_error(fmt::format("{}: no 'measurements' array (is it a calibrate --samples file?)", where));
-  host::CalibrationResult r;
-  size_t i = 0;
-  for (const auto& x : j["measurements"]) {
-    if (!x.is_object() || !x.contains("key") || !x["key"].is_string() || !x.contains("estimate_ns") ||
-        !x["estimate_ns"].is_number())
-      throw std::runtime_error(fmt::format("{}: measurements[{}]: needs a string 'key' and a number 'estimate_ns'",
-                                           where, i));
-    host::Measurement m;
-    m.key = x["key"];
-    m.value_ns = x["estimate_ns"];
-    m.median_ns = x.value("median_ns", m.value_ns);
-    m.cov = x.value("spread", 0.0);
-    m.what = x.value("what", std::string());
-    m.idle_state = x.value("idle_state", std::string());
-    if (x.contains("cpus") && x["cpus"].is_array())
-      for (const auto& c : x["cpus"])
-        if (c.is_number_integer()) m.cpus.push_back(c);
-    r.measurements.push_back(m);
-    ++i;
-  }
-  return r;
-}
-
 host::CalibrationResult read_profile_measurements(const std::string& text, const std::string& where) {
   // "#   KEY   VALUE ns  median M  spread S%  [..]  N batches ... cpus A,B[  wakee idle state NAME][  events ...]"
   static const std::regex re(

@@ -39,9 +39,8 @@ std::string check_table(const std::vector<CheckRow>& rows, const std::string& pr
 nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::string& profile,
                                   double threshold_pct = 10);
 
-// The measurements of a calibration as `calibrate --samples` wrote them (host::samples_json),
-// or as a calibrated profile's header lists them. Throws std::runtime_error naming `where`.
-host::CalibrationResult read_samples_json(const std::string& text, const std::string& where);
+// The measurements of a calibration as a calibrated profile's header lists them (a
+// `calibrate --samples` file: host::read_samples_json). Throws std::runtime_error naming `where`.
 host::CalibrationResult read_profile_measurements(const std::string& text, const std::string& where);
 
 }  // namespace schedlab::experiment

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -1544,6 +1545,38 @@ std::string samples_json(const CalibrationResult& r) {
     ms.push_back(x);
   }
   return j.dump(1) + "\n";
+}
+
+CalibrationResult read_samples_json(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not JSON: {}", where, e.what()));
+  }
+  if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_array())
+    throw std::runtime_error(fmt::format("{}: no 'measurements' array (is it a calibrate --samples file?)", where));
+  CalibrationResult r;
+  size_t i = 0;
+  for (const auto& x : j["measurements"]) {
+    if (!x.is_object() || !x.contains("key") || !x["key"].is_string() || !x.contains("estimate_ns") ||
+        !x["estimate_ns"].is_number())
+      throw std::runtime_error(fmt::format("{}: measurements[{}]: needs a string 'key' and a number 'estimate_ns'",
+                                           where, i));
+    Measurement m;
+    m.key = x["key"];
+    m.value_ns = x["estimate_ns"];
+    m.median_ns = x.value("median_ns", m.value_ns);
+    m.cov = x.value("spread", 0.0);
+    m.what = x.value("what", std::string());
+    m.idle_state = x.value("idle_state", std::string());
+    if (x.contains("cpus") && x["cpus"].is_array())
+      for (const auto& c : x["cpus"])
+        if (c.is_number_integer()) m.cpus.push_back(c);
+    r.measurements.push_back(m);
+    ++i;
+  }
+  return r;
 }
 
 std::vector<std::string> calibration_header(const CalibrationResult& r, const std::vector<CostUpdate>& updates) {

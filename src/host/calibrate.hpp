@@ -95,6 +95,9 @@ struct CalibrationResult {
 // All samples of a calibration as JSON (`schedlab host calibrate --samples FILE`): per
 // measurement its batch values, their loaded flags, the estimate and the events.
 std::string samples_json(const CalibrationResult& r);
+// Reads what samples_json wrote back (key, estimate, median, spread, what, cpus, idle state).
+// Throws std::runtime_error naming `where`.
+CalibrationResult read_samples_json(const std::string& text, const std::string& where);
 
 // Reads the machine's load for `seconds` (other processes' busy share from /proc/stat, the load
 // average); throws HostError if /proc/stat is unreadable.

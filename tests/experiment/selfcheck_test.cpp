@@ -23,7 +23,7 @@ std::string slurp(const std::string& p) {
   return s.str();
 }
 host::CalibrationResult samples() {
-  return experiment::read_samples_json(slurp(kDir + "calq-1607.samples.json"), "calq-1607.samples.json");
+  return host::read_samples_json(slurp(kDir + "calq-1607.samples.json"), "calq-1607.samples.json");
 }
 machine::Machine profile() { return machine::load_profile(kDir + "calq-1607.toml"); }
 const experiment::CheckRow& row(const std::vector<experiment::CheckRow>& rows, const std::string& key) {
@@ -109,7 +109,7 @@ TEST(SelfCheck, ProfileHeaderGivesTheSameMeasurements) {
 TEST(SelfCheck, BadSamplesNameTheFile) {
   auto err = [](const std::string& text) {
     try {
-      experiment::read_samples_json(text, "S.json");
+      host::read_samples_json(text, "S.json");
     } catch (const std::runtime_error& e) {
       return std::string(e.what());
     }
@@ -170,7 +170,7 @@ TEST(SelfCheck, RemoteMessageCostsRebuildTheCrossCpuPingPong) {
   // The recorded message ping-pong (tests/host/fixtures/selfcheck/msg-1150.samples.json) mapped
   // onto the calibration's profile: each side of the crossing message rebuilt within 10 % by
   // `calib msg -c 0,1 [-u]` (same-CPU cost from the rw_batch test + the remote cost).
-  auto r = experiment::read_samples_json(slurp(kDir + "msg-1150.samples.json"), "msg-1150.samples.json");
+  auto r = host::read_samples_json(slurp(kDir + "msg-1150.samples.json"), "msg-1150.samples.json");
   auto m = profile();
   host::apply_calibration(m, r);
   auto rows = experiment::self_check(m, r);
@@ -192,7 +192,7 @@ TEST(SelfCheck, ColdReadRowsAreDirect) {
   // The recorded cold channel microbenchmark (tests/host/fixtures/selfcheck/cold-1612.samples.json)
   // mapped onto the calibration's profile: the cold drain is the warm read plus the cold cost
   // (within 1 ns), the fill's sends are listed beside the model's warm send.
-  auto r = experiment::read_samples_json(slurp(kDir + "cold-1612.samples.json"), "cold-1612.samples.json");
+  auto r = host::read_samples_json(slurp(kDir + "cold-1612.samples.json"), "cold-1612.samples.json");
   auto m = profile();
   m.costs.unix_copy_ns_per_kb = 0;
   m.costs.pipe_copy_ns_per_kb = 0;

@@ -4,9 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "host/calibrate.hpp"
 #include "host/probe.hpp"
@@ -31,18 +30,9 @@ host::CalibrationResult quick_run() {
 host::CalibrationResult recorded(const std::string& name) {
   std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/tests/host/fixtures/selfcheck/" + name + ".samples.json");
   EXPECT_TRUE(in) << name;
-  host::CalibrationResult r;
-  if (!in) return r;
-  nlohmann::json j = nlohmann::json::parse(in);
-  for (const auto& x : j["measurements"]) {
-    host::Measurement m;
-    m.key = x["key"];
-    m.value_ns = x["estimate_ns"];
-    m.median_ns = x["median_ns"];
-    m.cov = x["spread"];
-    r.measurements.push_back(m);
-  }
-  return r;
+  std::stringstream text;
+  text << in.rdbuf();
+  return in ? host::read_samples_json(text.str(), name) : host::CalibrationResult{};
 }
 }  // namespace
 
