@@ -78,25 +78,6 @@ bool direct_row(const machine::Machine& m, const std::string& key, CheckRow& row
     if (starts(key, "unix_")) row.model_ns += static_cast<double>(c.unix_copy_ns_per_kb * 100 / 1024);
     return true;
   }
-  // The L2-cold channel microbenchmark (host/calibrate.cpp, cold_fill_drain()): the drain pays
-  // the cold cost on top of the warm read; the fill's sends are a reported figure, beside the
-  // model's warm send (the model has no cold send).
-  const std::map<std::string, std::pair<const char*, int64_t>> cold = {  // per machine: not static
-      {"unix_recv_100b_cold", {"costs.unix_recv_ns + 100 B x unix_copy_ns_per_kb + unix_recv_cold_ns",
-                               c.unix_recv_ns + c.unix_copy_ns_per_kb * 100 / 1024 + c.unix_recv_cold_ns}},
-      {"unix_send_100b_fill", {"costs.unix_send_ns + 100 B x unix_copy_ns_per_kb (no cold send in the model)",
-                               c.unix_send_ns + c.unix_copy_ns_per_kb * 100 / 1024}},
-      {"pipe_read_100b_cold", {"costs.pipe_read_ns + 100 B x pipe_copy_ns_per_kb + pipe_read_cold_ns",
-                               c.pipe_read_ns + c.pipe_copy_ns_per_kb * 100 / 1024 + c.pipe_read_cold_ns}},
-      {"pipe_write_100b_fill", {"costs.pipe_write_ns + 100 B x pipe_copy_ns_per_kb (no cold write in the model)",
-                                c.pipe_write_ns + c.pipe_copy_ns_per_kb * 100 / 1024}},
-  };
-  if (auto it = cold.find(key); it != cold.end()) {
-    row.kind = "direct";
-    row.how = it->second.first;
-    row.model_ns = static_cast<double>(it->second.second);
-    return true;
-  }
   if (starts(key, "idle_exit_")) {
     for (const auto& st : m.idle_states)
       if (st.name == key.substr(10)) {
@@ -173,6 +154,13 @@ CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, con
     if (b < 0) row.how = kNoPair;
     else sim(fmt::format("calib msg -c {}{}", b == 0 ? "0" : fmt::format("0,{}", b), unix_socket ? " -u" : ""),
              write_side ? "msg_send" : "msg_recv");
+  } else if (std::smatch c; std::regex_match(x.key, c, std::regex("(unix|pipe)_(send|write|recv|read)_100b_(fill|cold)"))) {
+    // The L2-cold fill and drain (host/calibrate.cpp cold_fill_drain()) in the layout calibrate
+    // used for this machine's L2.
+    const bool unix_socket = c[1] == "unix";
+    const auto [per, chans] = host::cold_layout(unix_socket, m.topo.l2_bytes);
+    sim(fmt::format("calib coldmsg -c 0 -k {} -m {}{}", chans, per, unix_socket ? " -u" : ""),
+        c[3] == "fill" ? "msg_send" : "msg_recv");
   } else if (starts(x.key, "membarrier_ipi_")) {
     std::string cls = x.key.substr(15);
     // The IPI round trip: the call with an IPI less the call without one.

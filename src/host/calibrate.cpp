@@ -231,13 +231,24 @@ std::optional<std::pair<double, double>> cold_fill_drain(bool unix_socket, int c
 // as its skb (kColdSkbBytes, the 100-byte skb's truesize on x86-64 v6.x) and each pipe message
 // as its 100 bytes; at most 200 messages per socket (200 x 896 B < the 212992 B default
 // sk_sndbuf) and 600 per pipe (< the 640 a 16-page pipe merges).
+namespace {
+constexpr int64_t kColdFootprintL2s = 4, kColdSkbBytes = 896, kDefaultL2 = 2 << 20;
+int64_t cold_l2(int64_t l2_bytes) { return l2_bytes > 0 ? l2_bytes : kDefaultL2; }
+int64_t cold_msg_footprint(bool unix_socket) { return unix_socket ? kColdSkbBytes : 100; }
+}  // namespace
+
 std::pair<int, int> cold_layout(bool unix_socket, int64_t l2_bytes) {
-  constexpr int64_t kColdFootprintL2s = 4, kColdSkbBytes = 896, kDefaultL2 = 2 << 20;
-  const int64_t l2 = l2_bytes > 0 ? l2_bytes : kDefaultL2;
+  const int64_t l2 = cold_l2(l2_bytes);
   const int per = unix_socket ? 200 : 600;
-  const int64_t msg = unix_socket ? kColdSkbBytes : 100;
+  const int64_t msg = cold_msg_footprint(unix_socket);
   const int64_t chans = (kColdFootprintL2s * l2 + per * msg - 1) / (per * msg);
   return {per, static_cast<int>(std::clamp<int64_t>(chans, 2, 400))};
+}
+
+double cold_fill_warm_share(bool unix_socket, int64_t l2_bytes) {
+  const auto [per, chans] = cold_layout(unix_socket, l2_bytes);
+  const double warm = static_cast<double>(cold_l2(l2_bytes) / cold_msg_footprint(unix_socket) + 1);
+  return std::min(1.0, warm / (static_cast<double>(per) * chans));
 }
 
 namespace {
@@ -1216,6 +1227,22 @@ void apply_syscalls(CostSetter& cs) {
     cs.set("pipe_read_cold_ns", x->value_ns - warm, 0,
            fmt::format("pipe_read_100b_cold ({:.0f}) - pipe_read_ns - 100 B x pipe_copy_ns_per_kb ({:.0f})", x->value_ns,
                        warm),
+           x->cov);
+  }
+  // The cold sends: the fill's per-send time less the warm send, over the share of the fill's
+  // sends that write a cold buffer in the model (cold_fill_warm_share()).
+  for (bool unix_socket : {true, false}) {
+    auto x = cs.get(unix_socket ? "unix_send_100b_fill" : "pipe_write_100b_fill");
+    if (!x || !cs.get(unix_socket ? "unix_send_100b" : "pipe_write_1b")) continue;
+    const double warm = static_cast<double>(unix_socket ? k.unix_send_ns + k.unix_copy_ns_per_kb * 100 / 1024
+                                                        : k.pipe_write_ns + k.pipe_copy_ns_per_kb * 100 / 1024);
+    const double cold_share = 1 - cold_fill_warm_share(unix_socket, cs.m.topo.l2_bytes);
+    if (cold_share <= 0) continue;
+    cs.set(unix_socket ? "unix_send_cold_ns" : "pipe_write_cold_ns", (x->value_ns - warm) / cold_share, 0,
+           fmt::format("({} ({:.0f}) - {} - 100 B x {} ({:.0f})) / {:.3f} (the fill's sends that write a cold buffer)",
+                       unix_socket ? "unix_send_100b_fill" : "pipe_write_100b_fill", x->value_ns,
+                       unix_socket ? "unix_send_ns" : "pipe_write_ns",
+                       unix_socket ? "unix_copy_ns_per_kb" : "pipe_copy_ns_per_kb", warm, cold_share),
            x->cov);
   }
 }

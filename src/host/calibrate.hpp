@@ -133,5 +133,10 @@ std::optional<std::pair<double, double>> cold_fill_drain(bool unix_socket, int c
 // The (messages per channel, channels) calibrate uses for an L2 of `l2_bytes` (0: unknown):
 // a footprint of four L2s, each channel under its buffer limit.
 std::pair<int, int> cold_layout(bool unix_socket, int64_t l2_bytes);
+// The share of that fill's sends the model finds a warm buffer for (docs/model.md, "Cold channel
+// reads and sends"): the drain before it freed every message onto the core's stack, the last
+// freed first, and a send takes the newest free while at most the L2 moved since it: the first
+// l2 / footprint + 1 sends of chans x per, the rest write cold buffers.
+double cold_fill_warm_share(bool unix_socket, int64_t l2_bytes);
 
 }  // namespace schedlab::host

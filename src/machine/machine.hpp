@@ -230,7 +230,13 @@ struct IdleState {
        "the send (optional; 0 = not modeled)")                                                               \
   COST(pipe_read_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
        "extra for a pipe read on the writing core after more than its L2 moved through channels since the "  \
-       "write (optional; 0 = not modeled)")
+       "write (optional; 0 = not modeled)")                                                                 \
+  COST(unix_send_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                    \
+       "extra for an AF_UNIX send whose skb is not one freed on its core with at most its L2 moved through "  \
+       "channels since (optional; 0 = not modeled)")                                                          \
+  COST(pipe_write_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
+       "extra for a pipe write whose buffer is not one freed on its core with at most its L2 moved through "  \
+       "channels since (optional; 0 = not modeled)")
 
 #define SCHEDLAB_PARAM_FIELD(name, type, value, ...) type name = value;
 

@@ -66,6 +66,11 @@ class Fifo {
     --size_;
     return v;
   }
+  // Removes and returns the back element (the Fifo used as a stack).
+  T pop_back() {
+    --size_;
+    return data()[(head_ + size_) & (cap_ - 1)];
+  }
 
  private:
   T* data() { return data_; }

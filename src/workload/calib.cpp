@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "workload/options.hpp"
 #include "workload/perf_pipe.hpp"
@@ -330,6 +331,57 @@ class MsgEnd : public CalibProgram {
   int64_t t0_ = 0;
 };
 
+// ---- the L2-cold fill and drain (cold_fill_drain in calibrate.cpp): `chans` channels on one
+// CPU filled round-robin with `per` messages of 100 bytes each, then drained in the same order;
+// a warm-up chunk, then `chunks` chunks, each timed as a whole. The channels' cache footprint
+// rule (channel.hpp) is on when the machine has an L2 size and a cold cost.
+struct ColdState {
+  std::vector<Channel> chans;
+  ChannelCosts costs;
+  CacheFootprint cache;
+  int per = 0;
+  long long chunks = 0;
+};
+
+class ColdFillDrain : public CalibProgram {
+ public:
+  ColdFillDrain(Shared* sh, ColdState* st) : CalibProgram(sh), st_(st) {}
+
+ protected:
+  void step(Api&, Task& self) override {
+    if (chunk_ > st_->chunks) return finish();
+    if (filling_ && i_ == 0) push([this](Api& k, Task&) { t0_ = k.now().count(); });
+    for (Channel& ch : st_->chans) {
+      if (filling_ && !write(ch, kMsgBytes, st_->costs, self))
+        throw std::logic_error("calib coldmsg: a channel filled up (setup checks its capacity)");
+      if (!filling_) read(ch, st_->costs, self);  // never empty: the fill wrote `per` to each
+    }
+    if (++i_ < st_->per) return;
+    i_ = 0;
+    const bool fill = filling_;
+    filling_ = !filling_;
+    if (fill) {
+      push([this](Api& k, Task&) { t1_ = k.now().count(); });
+      return;
+    }
+    push([this](Api& k, Task&) {
+      const double n = static_cast<double>(st_->per) * static_cast<double>(st_->chans.size());
+      if (chunk_ > 0) {  // chunk 0 warms up
+        sh_->out1.push_back(static_cast<double>(t1_ - t0_) / n);
+        sh_->out2.push_back(static_cast<double>(k.now().count() - t1_) / n);
+      }
+      ++chunk_;
+    });
+  }
+
+ private:
+  ColdState* st_;
+  bool filling_ = true;
+  int i_ = 0;  // messages per channel so far in this half
+  long long chunk_ = 0;
+  int64_t t0_ = 0, t1_ = 0;  // this chunk's start, the fill's end
+};
+
 class Calib : public Workload {
  public:
   explicit Calib(const CalibOptions& o) : o_(o) {}
@@ -350,6 +402,7 @@ class Calib : public Workload {
   CalibOptions o_;
   Shared sh_;
   MsgState msg_;
+  ColdState cold_;
 };
 
 void Calib::setup(Api& k) {
@@ -360,6 +413,32 @@ void Calib::setup(Api& k) {
   if (b == "fork") {
     sh_.remaining = 1;
     k.create_task("calib-fork", std::make_unique<ForkParent>(&sh_, o_.n > 0 ? o_.n : 15, o_.a), on(o_.a, -1));
+    return;
+  }
+  if (b == "coldmsg") {
+    const auto& c = k.machine().costs;
+    const auto& tun = k.machine().tunables;
+    cold_.chans.resize(static_cast<size_t>(o_.chans));
+    for (Channel& ch : cold_.chans) {
+      if (o_.unix_socket)
+        ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);
+      else
+        ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
+    }
+    Channel probe = cold_.chans.front();  // each channel must hold its messages unread
+    for (int i = 0; i < o_.per_chan; ++i) {
+      if (!probe.can_write(kMsgBytes))
+        throw WorkloadError(fmt::format("calib coldmsg: -m {}: a {} holds only {} messages of {} bytes", o_.per_chan,
+                                        o_.unix_socket ? "socket's send buffer" : "pipe", i, kMsgBytes));
+      probe.reserve(kMsgBytes);
+    }
+    cold_.costs = o_.unix_socket ? ChannelCosts::unix_socket(c) : ChannelCosts::pipe(c);
+    cold_.cache.setup(k.machine(), cold_.costs.recv_cold_ns + cold_.costs.send_cold_ns);
+    cold_.costs.cache = &cold_.cache;
+    cold_.per = o_.per_chan;
+    cold_.chunks = o_.n > 0 ? o_.n : 3;
+    sh_.remaining = 1;
+    k.create_task("calib-coldmsg", std::make_unique<ColdFillDrain>(&sh_, &cold_), on(o_.a, -1));
     return;
   }
   if (b == "msg") {
@@ -409,6 +488,11 @@ std::vector<Metric> Calib::metrics() const {
     return {{"futex_pingpong_same_cpu_half", "ns", static_cast<double>(sh_.t1 - sh_.t0) / ops / 2, false}};
   }
   if (b == "msg") return {{"msg_send", "ns", median(sh_.out1), false}, {"msg_recv", "ns", median(sh_.out2), false}};
+  if (b == "coldmsg")
+    return {{"msg_send", "ns", median(sh_.out1), false},
+            {"msg_recv", "ns", median(sh_.out2), false},
+            {"msg_sends_cold", "sends", static_cast<double>(cold_.cache.sends_cold), false},
+            {"msg_reads_cold", "reads", static_cast<double>(cold_.cache.reads_cold), false}};
   if (b == "wake")
     return {{"wake_latency", "ns", median(sh_.out1), false},
             {"wake_syscall", "ns", median(sh_.out2), false},
@@ -425,7 +509,7 @@ std::string Calib::report() const {
 }  // namespace
 
 std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int nr_cpus) {
-  static const std::vector<std::string> benches = {"futex-pingpong", "wake", "membarrier", "fork", "pipe", "msg"};
+  static const std::vector<std::string> benches = {"futex-pingpong", "wake", "membarrier", "fork", "pipe", "msg", "coldmsg"};
   if (args.empty() || std::find(benches.begin(), benches.end(), args[0]) == benches.end())
     throw WorkloadError(fmt::format("calib: the first argument is one of {} (got '{}')", fmt::join(benches, ", "),
                                     args.empty() ? "" : args[0]));
@@ -434,13 +518,16 @@ std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int 
   bool processes = false;
   std::vector<int> cpus;
   static const std::vector<OptSpec> specs = {{'c', "cpus", true}, {'n', "ops", true}, {'g', "gap", true},
-                                             {'P', "processes", false}, {'u', "unix", false}};
+                                             {'P', "processes", false}, {'u', "unix", false},
+                                             {'k', "channels", true},   {'m', "messages", true}};
   for (const auto& po : getopt("calib", {args.begin() + 1, args.end()}, specs, nullptr)) {
     char f = po.spec->short_name;
     if (f == 'n') o.n = parse_count(po.flag, po.value, 1, 100000000LL);
     if (f == 'g') o.gap_us = parse_count(po.flag, po.value, 0, 10000000LL);
     if (f == 'P') processes = true;
     if (f == 'u') o.unix_socket = true;
+    if (f == 'k') o.chans = static_cast<int>(parse_count(po.flag, po.value, 1, 4096));
+    if (f == 'm') o.per_chan = static_cast<int>(parse_count(po.flag, po.value, 1, 100000));
     if (f == 'c') {
       cpus.clear();
       size_t at = 0;

@@ -11,6 +11,11 @@
 //                                              msg_{unix_send,unix_recv}_<where>): a 100-byte
 //                                              message ping-pong without blocking, both ends on
 //                                              A (where = same_cpu) or A writing, B reading
+//   calib coldmsg [-c A] [-u] [-k CHANS] [-m MSGS] [-n CHUNKS]
+//                                              {pipe_write,unix_send}_100b_fill and
+//                                              {pipe_read,unix_recv}_100b_cold: CHANS pipes
+//                                              (-u: socketpairs) on A filled round-robin with
+//                                              MSGS 100-byte messages each, then drained in order
 // Every metric is in ns, per operation as the calibration key defines it.
 #pragma once
 #include <memory>
@@ -22,11 +27,13 @@
 namespace schedlab::workload {
 
 struct CalibOptions {
-  std::string bench;      // futex-pingpong, wake, membarrier, fork, msg (pipe is a PerfPipe)
+  std::string bench;      // futex-pingpong, wake, membarrier, fork, msg, coldmsg (pipe is a PerfPipe)
   int a = 0, b = 1;       // -c A[,B]: the measuring CPU and its partner's
   long long n = 0;        // -n: operations / events (0: the calibration's default)
   long long gap_us = 60;  // -g: wake: idle gap before each FUTEX_WAKE
-  bool unix_socket = false;  // -u: msg: an AF_UNIX stream socket instead of a pipe
+  bool unix_socket = false;  // -u: msg, coldmsg: AF_UNIX stream sockets instead of pipes
+  int chans = 47;            // -k: coldmsg: channels (calibrate's AF_UNIX layout for a 2 MiB L2)
+  int per_chan = 200;        // -m: coldmsg: messages per channel
 };
 
 std::unique_ptr<Workload> parse_calib(const std::vector<std::string>& args, int nr_cpus);

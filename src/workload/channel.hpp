@@ -14,11 +14,15 @@
 //   send buffer; a send waits while the charge is at least sk_sndbuf, and a freed skb wakes every
 //   waiting sender only once the charge is at most a quarter of sk_sndbuf (unix_writable()).
 //
-// Cache footprint (docs/model.md, "Cold channel reads"): with topology.l2_bytes and a cold cost
-// set, each core counts the bytes moved through channels on it (every send and every read, a
-// message's buffer footprint: its skb truesize for AF_UNIX, its bytes for a pipe); a message
-// remembers its core's count at its send, and a read on the CPU it was sent from pays the
-// kind's cold cost when more than the L2 has moved since: its lines were evicted.
+// Cache footprint (docs/model.md, "Cold channel reads and sends"): with topology.l2_bytes and a
+// cold cost set, each core counts the bytes brought through its L2 by channels (a message's
+// buffer footprint: its skb truesize for AF_UNIX, its bytes for a pipe), at every read and at
+// every send into a cold buffer; a message remembers its core's count at its send, and a read on
+// the CPU it was sent from pays the kind's cold cost when more than the L2 has moved since: its
+// lines were evicted. A read frees the message's buffer onto its sending core's free stack
+// (SLUB's per-CPU LIFO freelist, the page allocator's per-CPU hot list) with that core's count;
+// a send reuses the top of its core's stack, warm when at most the L2 moved since that free,
+// else (or with the stack empty) it writes a cold buffer and pays the kind's cold send cost.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -34,19 +38,41 @@ struct CacheFootprint {
   int64_t l2_bytes = 0;
   std::vector<int> core_of_cpu;  // cpu -> core (the CPUs sharing one L2)
   std::vector<int64_t> moved;    // per core
+  std::vector<sim::Fifo<int64_t>> freed;  // per core: the count at each free, the newest last
   int64_t reads_cold = 0;        // counter: reads that paid the cold cost
   int64_t reads_checked = 0;     // counter: same-CPU reads the rule looked at
+  int64_t sends_cold = 0;        // counter: sends into a cold buffer
+  int64_t sends_checked = 0;     // counter: sends the rule looked at
   bool on() const { return l2_bytes > 0; }
-  // On for `m` when it has an L2 size and `cold_ns` > 0.
+  // On for `m` when it has an L2 size and a cold cost (`cold_ns`: the read's plus the send's) > 0.
   void setup(const machine::Machine& m, int64_t cold_ns) {
     if (m.topo.l2_bytes <= 0 || cold_ns <= 0) return;
     l2_bytes = m.topo.l2_bytes;
     for (int c = 0; c < m.topo.nr_cpus(); ++c) core_of_cpu.push_back(m.topo.core_of(c));
     moved.assign(static_cast<size_t>(m.topo.nr_cores()), 0);
+    freed.resize(static_cast<size_t>(m.topo.nr_cores()));
   }
+  size_t core(int cpu) const { return static_cast<size_t>(core_of_cpu[static_cast<size_t>(cpu)]); }
   // Adds `bytes` moved on `cpu`'s core; returns the count after it.
-  int64_t add(int cpu, int64_t bytes) { return moved[static_cast<size_t>(core_of_cpu[static_cast<size_t>(cpu)])] += bytes; }
-  int64_t count(int cpu) const { return moved[static_cast<size_t>(core_of_cpu[static_cast<size_t>(cpu)])]; }
+  int64_t add(int cpu, int64_t bytes) { return moved[core(cpu)] += bytes; }
+  int64_t count(int cpu) const { return moved[core(cpu)]; }
+  // A buffer freed onto `cpu`'s core's stack (its count now). Frees deeper than one per cache
+  // line of the L2 are dropped: a send would find them cold anyway.
+  void free_on(int cpu) {
+    auto& st = freed[core(cpu)];
+    st.push_back(count(cpu));
+    if (static_cast<int64_t>(st.size()) > l2_bytes / kLineBytes) st.drop_front();
+  }
+  // A send on `cpu` takes the newest free of its core: whether that buffer is cold (none, or
+  // more than the L2 moved through the core since its free).
+  bool take_cold(int cpu) {
+    auto& st = freed[core(cpu)];
+    ++sends_checked;
+    const bool cold = st.empty() || count(cpu) - st.pop_back() > l2_bytes;
+    sends_cold += cold;
+    return cold;
+  }
+  static constexpr int64_t kLineBytes = 64;
 };
 
 enum class ChannelKind : uint8_t { Stream, Pipe, Unix };
@@ -183,16 +209,17 @@ struct ChannelCosts {
   int64_t recv_remote_ns = 0;
   int64_t recv_cold_ns = 0;         // a read after more than the L2 moved since the send
   CacheFootprint* cache = nullptr;  // the workload's per-core counts (nullptr or off: no rule)
+  int64_t send_cold_ns = 0;         // a send into a cold buffer (CacheFootprint::take_cold())
   int64_t send(int64_t bytes) const { return send_ns + copy_ns_per_kb * bytes / 1024; }
   int64_t recv(int64_t bytes) const { return recv_ns + copy_ns_per_kb * bytes / 1024; }
   // A pipe's and an AF_UNIX stream socket's costs, the remote parts included.
   static ChannelCosts pipe(const machine::Costs& c) {
     return {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns,
-            c.pipe_read_cold_ns};
+            c.pipe_read_cold_ns, nullptr, c.pipe_write_cold_ns};
   }
   static ChannelCosts unix_socket(const machine::Costs& c) {
     return {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns,
-            c.unix_recv_cold_ns};
+            c.unix_recv_cold_ns, nullptr, c.unix_send_cold_ns};
   }
 };
 

@@ -65,7 +65,7 @@ class PipeWorker : public Program {
 struct PerfPipe::State {
   Shared sh;
   Channel p1, p2;
-  CacheFootprint cache;  // docs/model.md, "Cold channel reads"
+  CacheFootprint cache;  // docs/model.md, "Cold channel reads and sends"
   long long ops = 0;
 };
 
@@ -75,7 +75,7 @@ PerfPipe::~PerfPipe() = default;
 void PerfPipe::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts pc = ChannelCosts::pipe(c);
-  st_->cache.setup(k.machine(), pc.recv_cold_ns);
+  st_->cache.setup(k.machine(), pc.recv_cold_ns + pc.send_cold_ns);
   pc.cache = &st_->cache;
   const auto& tun = k.machine().tunables;
   st_->p1.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);

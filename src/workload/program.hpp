@@ -98,7 +98,10 @@ class Program : public kernel::Behavior {
           queue_.drop_front();
           Channel& ch = *io.ch;
           ch.publish(io.bytes, cpu_);
-          if (io.cache) ch.ready_mark.push_back(io.cache->add(cpu_, ch.footprint(io.bytes)));
+          // A cold buffer brings its bytes through the core's L2; a reused warm one is already
+          // counted (at its free).
+          if (io.cache)
+            ch.ready_mark.push_back(io.cold ? io.cache->add(cpu_, ch.footprint(io.bytes)) : io.cache->count(cpu_));
           if (!ch.readers.empty()) {
             Task* r = ch.readers.front();
             ch.readers.erase(ch.readers.begin());
@@ -173,8 +176,10 @@ class Program : public kernel::Behavior {
     ch.reserve(bytes);
     const bool remote = ch.last_cpu >= 0 && ch.last_cpu != cpu_;
     ch.last_cpu = cpu_;
-    push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0)));
-    push_io(Item::Publish, &ch, bytes, write_waited_, c.cache && c.cache->on() ? c.cache : nullptr);
+    CacheFootprint* cache = c.cache && c.cache->on() ? c.cache : nullptr;
+    const bool cold = cache && cache->take_cold(cpu_);  // the buffer it writes (channel.hpp)
+    push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0) + (cold ? c.send_cold_ns : 0)));
+    push_io(Item::Publish, &ch, bytes, write_waited_, cache, cold);
     write_waited_ = false;
     return true;
   }
@@ -203,6 +208,7 @@ class Program : public kernel::Behavior {
         }
       }
       c.cache->add(cpu_, ch.footprint(bytes));
+      c.cache->free_on(from);  // the buffer goes back to its sending core's free stack
     }
     push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0) + cold));
     push_io(Item::Release, &ch, bytes, was_full);
@@ -219,20 +225,23 @@ class Program : public kernel::Behavior {
         Channel* ch;
         int64_t bytes;
         bool flag;    // Publish: the writer had waited; Release: the pipe was full at the read
+        bool cold;    // Publish: the send wrote a cold buffer (its bytes are counted)
         CacheFootprint* cache;  // Publish: counts the message's bytes (nullptr: rule off)
       } io;           // Publish, Release
     };
     explicit Item(Kind k = Act) : kind(k), action() {}
     Item(Kind k, Action a) : kind(k), action(a) {}
-    Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag, nullptr} {}
+    Item(Kind k, Channel* ch, int64_t bytes, bool flag) : kind(k), io{ch, bytes, flag, false, nullptr} {}
   };
 
-  void push_io(typename Item::Kind kind, Channel* ch, int64_t bytes, bool flag, CacheFootprint* cache = nullptr) {
+  void push_io(typename Item::Kind kind, Channel* ch, int64_t bytes, bool flag, CacheFootprint* cache = nullptr,
+               bool cold = false) {
     Item& it = queue_.push_slot();
     it.kind = kind;
     it.io.ch = ch;
     it.io.bytes = bytes;
     it.io.flag = flag;
+    it.io.cold = cold;
     it.io.cache = cache;
   }
 

@@ -188,27 +188,36 @@ TEST(SelfCheck, RemoteMessageCostsRebuildTheCrossCpuPingPong) {
   EXPECT_LT(row(plain_rows, "msg_unix_recv_llc").error_pct(), -50);
 }
 
-TEST(SelfCheck, ColdReadRowsAreDirect) {
+TEST(SelfCheck, ColdChannelRowsAreSimulated) {
   // The recorded cold channel microbenchmark (tests/host/fixtures/selfcheck/cold-1612.samples.json)
-  // mapped onto the calibration's profile: the cold drain is the warm read plus the cold cost
-  // (within 1 ns), the fill's sends are listed beside the model's warm send.
+  // mapped onto the calibration's profile and run as `calib coldmsg` in calibrate's layout for
+  // the profile's L2: the drain pays the cold read on top of the warm read, the fill the cold
+  // send on three quarters of its sends (the first quarter reuses the drain's last frees).
   auto r = host::read_samples_json(slurp(kDir + "cold-1612.samples.json"), "cold-1612.samples.json");
   auto m = profile();
+  m.topo.l2_bytes = 2 << 20;
   m.costs.unix_copy_ns_per_kb = 0;
   m.costs.pipe_copy_ns_per_kb = 0;
   host::apply_calibration(m, r);
+  ASSERT_GT(m.costs.unix_send_cold_ns, 0);
   auto rows = experiment::self_check(m, r);
-  for (const char* key : {"unix_recv_100b_cold", "pipe_read_100b_cold"}) {
+  for (const char* key : {"unix_recv_100b_cold", "unix_send_100b_fill", "pipe_read_100b_cold", "pipe_write_100b_fill"}) {
     const auto& x = row(rows, key);
-    EXPECT_EQ(x.kind, "direct") << key;
-    EXPECT_NE(x.how.find("_cold_ns"), std::string::npos) << x.how;
-    EXPECT_NEAR(x.model_ns, x.measured_ns, 1.0) << key;
+    EXPECT_EQ(x.kind, "simulated") << key;
+    EXPECT_EQ(x.how.rfind("calib coldmsg -c 0 -k ", 0), 0u) << x.how;
+    EXPECT_LT(std::abs(x.error_pct()), 8.0) << key;  // the model's ticks and jitter on top
   }
-  const auto& fill = row(rows, "unix_send_100b_fill");
-  EXPECT_EQ(fill.kind, "direct");
-  EXPECT_DOUBLE_EQ(fill.model_ns, static_cast<double>(m.costs.unix_send_ns));
-  // Without the cold cost the drain row falls short by it.
+  EXPECT_NE(row(rows, "unix_send_100b_fill").how.find(" -k 47 -m 200 -u"), std::string::npos);
+  EXPECT_NE(row(rows, "pipe_write_100b_fill").how.find(" -k 140 -m 600"), std::string::npos);
+  // Without the cold send the fill falls short by it, without the cold read the drain.
   auto warm = m;
+  warm.costs.unix_send_cold_ns = 0;
   warm.costs.unix_recv_cold_ns = 0;
-  EXPECT_LT(row(experiment::self_check(warm, r), "unix_recv_100b_cold").error_pct(), -30);
+  auto wrows = experiment::self_check(warm, r);
+  EXPECT_LT(row(wrows, "unix_send_100b_fill").error_pct(), -20);
+  EXPECT_LT(row(wrows, "unix_recv_100b_cold").error_pct(), -25);
+  // Without an L2 size the rule is off: the cold costs are never paid.
+  auto no_l2 = m;
+  no_l2.topo.l2_bytes = 0;
+  EXPECT_LT(row(experiment::self_check(no_l2, r), "pipe_write_100b_fill").error_pct(), -35);
 }

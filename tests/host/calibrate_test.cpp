@@ -350,16 +350,26 @@ TEST(Calibrate, ColdReadCostsFromTheRecordedFillAndDrain) {
   EXPECT_EQ(m.costs.unix_recv_cold_ns, 193);  // 529.5 - 337, rounded
   EXPECT_EQ(m.costs.pipe_read_ns, 127);
   EXPECT_EQ(m.costs.pipe_read_cold_ns, 194);  // 321.0 - 127
-  int cold = 0;
+  // The cold sends: the fill's per-send time less the warm send, over the share of the fill's
+  // sends the model finds no warm buffer for: all but the first 2 MiB / 896 + 1 = 2341 of
+  // 47 x 200 sockets' sends, all but 2 MiB / 100 + 1 = 20972 of 140 x 600 pipes' writes.
+  EXPECT_NEAR(host::cold_fill_warm_share(true, 0), 2341.0 / 9400, 1e-12);
+  EXPECT_NEAR(host::cold_fill_warm_share(false, 0), 20972.0 / 84000, 1e-12);
+  EXPECT_EQ(m.costs.unix_send_ns, 301);
+  EXPECT_EQ(m.costs.unix_send_cold_ns, 197);  // (448.6 - 301) / (1 - 2341 / 9400) = 196.6
+  EXPECT_EQ(m.costs.pipe_write_ns, 128);
+  EXPECT_EQ(m.costs.pipe_write_cold_ns, 164);  // (250.9 - 128) / (1 - 20972 / 84000) = 163.8
+  int cold = 0, fill = 0;
   for (const auto& u : updates)
     if (u.key.find("_cold_ns") != std::string::npos) {
       ++cold;
       EXPECT_FALSE(u.floored) << u.key;
-      EXPECT_NE(u.formula.find("_100b_cold ("), std::string::npos) << u.formula;
+      fill += u.formula.find("_100b_fill (") != std::string::npos;
+      if (u.key.find("_send_") == std::string::npos && u.key.find("_write_") == std::string::npos)
+        EXPECT_NE(u.formula.find("_100b_cold ("), std::string::npos) << u.formula;
     }
-  EXPECT_EQ(cold, 2);
-  // The fill's per-send time is a reported figure: it sets no cost.
-  for (const auto& u : updates) EXPECT_EQ(u.formula.find("_fill"), std::string::npos) << u.key;
+  EXPECT_EQ(cold, 4);
+  EXPECT_EQ(fill, 2);
   // A drain measured faster than the warm read (noise) gives 0, flagged; without the warm
   // reference nothing is set.
   for (auto& x : r.measurements)

@@ -98,6 +98,38 @@ TEST(Calib, BadCommandLines) {
   EXPECT_NE(parse_error({"calib", "pipe", "-c", "9"}, 4).find("-c"), std::string::npos);
   EXPECT_NE(parse_error({"calib", "fork", "-n", "0"}).find("-n"), std::string::npos);
   EXPECT_EQ(parse_error({"calib", "pipe", "-c", "0,1", "-P"}), "");
+  EXPECT_NE(parse_error({"calib", "coldmsg", "-k", "0"}).find("-k"), std::string::npos);
+  EXPECT_NE(parse_error({"calib", "coldmsg", "-m", "x"}).find("-m"), std::string::npos);
+  EXPECT_EQ(parse_error({"calib", "coldmsg", "-u", "-k", "8", "-m", "40"}), "");
+}
+
+TEST(Calib, ColdFillDrainPaysTheColdCostsOnlyWithAnL2) {
+  // 8 socketpairs x 40 messages of 896-byte skbs: 4.4 L2s of 64 KiB. Every drained message has
+  // the other 319 moved since its send: cold. The fill after a drain reuses its newest frees:
+  // the first 64 KiB / 896 + 1 = 74 of 320 sends are warm.
+  auto m = machine::load_profile("tiny-4");
+  m.topo.l2_bytes = 64 << 10;
+  const std::vector<std::string> cmd = {"calib", "coldmsg", "-c", "1", "-u", "-k", "8", "-m", "40"};
+  const double send = run_metric(m, cmd, "msg_send"), recv = run_metric(m, cmd, "msg_recv");
+  const double ucopy = static_cast<double>(m.costs.unix_copy_ns_per_kb * 100 / 1024);
+  EXPECT_DOUBLE_EQ(send, static_cast<double>(m.costs.unix_send_ns) + ucopy);  // no cold cost: warm
+  EXPECT_DOUBLE_EQ(recv, static_cast<double>(m.costs.unix_recv_ns) + ucopy);
+  machine::set_param(m, "costs.unix_send_cold_ns", 1000);
+  machine::set_param(m, "costs.unix_recv_cold_ns", 500);
+  // (Within 1 %: the ticks that fall into the longer fill or drain add their handler's time.)
+  EXPECT_NEAR(run_metric(m, cmd, "msg_send") - send, 1000.0 * (320 - 74) / 320, 10);
+  EXPECT_NEAR(run_metric(m, cmd, "msg_recv") - recv, 500.0, 5);
+  EXPECT_EQ(metric(*run_workload(m, cmd).w, "msg_sends_cold"), 320 + 3 * (320 - 74));  // warm-up chunk: all cold
+  // The pipe's writes pay the pipe's cold write (footprint 100 bytes: 656 of 16 x 600 warm).
+  const std::vector<std::string> pcmd = {"calib", "coldmsg", "-c", "1", "-k", "16", "-m", "600"};
+  const double pwrite = run_metric(m, pcmd, "msg_send");
+  machine::set_param(m, "costs.pipe_write_cold_ns", 1000);
+  EXPECT_NEAR(run_metric(m, pcmd, "msg_send") - pwrite, 1000.0 * (9600 - 656) / 9600, 10);
+  // Without an L2 size nothing is cold.
+  m.topo.l2_bytes = 0;
+  EXPECT_DOUBLE_EQ(run_metric(m, cmd, "msg_send"), send);
+  // A socket's send buffer holds 238 skbs of 896 bytes: more is refused before the run.
+  EXPECT_THROW(run_workload(m, {"calib", "coldmsg", "-u", "-m", "300"}), workload::WorkloadError);
 }
 
 TEST(Calib, BenchmarkTasksSwitchesVoluntaryAndInvoluntary) {
