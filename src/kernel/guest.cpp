@@ -171,14 +171,18 @@ namespace {
 
 // A [[background]] kernel thread or task: sleeps an exponential time (from a uniform first
 // phase), runs its recorded duration, and again.
+// It starts asleep, its first wake-up an hrtimer at that phase (first_sleep_ns()): a run starts
+// on a machine whose kernel threads last ran long ago, not with each of them just back asleep
+// (with DELAY_DEQUEUE such a thread stays queued, delayed, behind whatever its CPU runs next,
+// and two tasks on one runqueue keep the root domain overloaded).
 class BackgroundTask final : public Behavior {
  public:
   BackgroundTask(double rate_hz, LogNormal d, sim::Rng rng) : rate_(rate_hz), d_(d), rng_(rng) {}
+  int64_t first_sleep_ns() { return static_cast<int64_t>(rng_.uniform() / rate_ * 1e9) + 1; }
   Action next(Api&, Task&) override {
-    bool run = n_++ % 2 == 1;
+    bool run = n_++ % 2 == 0;
     if (run) return Action::compute(std::max<int64_t>(1, d_.draw(rng_)));
-    double period_s = 1.0 / rate_;
-    double gap_s = n_ == 1 ? rng_.uniform() * period_s : -std::log(1.0 - rng_.uniform()) * period_s;
+    const double gap_s = -std::log(1.0 - rng_.uniform()) / rate_;
     return Action::sleep(static_cast<int64_t>(gap_s * 1e9) + 1);
   }
 
@@ -220,6 +224,7 @@ void background_start(Kernel& k, std::vector<std::unique_ptr<BackgroundSource>>&
       sim::Rng rng = k.rng.split("background/" + a.name + "/" + (per_cpu ? std::to_string(i) : "system"));
       if (a.kind == "kthread" || a.kind == "task") {
         auto b = std::make_unique<BackgroundTask>(a.rate_hz.value, d, rng);
+        const int64_t first = b->first_sleep_ns();
         Task* p;
         if (a.kind == "kthread" && per_cpu) {
           p = k.create_kthread(comm_for(a.name, cpu), std::move(b), cpu);  // bound to its CPU
@@ -233,7 +238,11 @@ void background_start(Kernel& k, std::vector<std::unique_ptr<BackgroundSource>>&
           if (o.mm < 0) p->mm = p->pid;
         }
         p->background = true;
-        k.wake_up(p, per_cpu ? cpu : 0);
+        // Asleep in hrtimer_nanosleep() since before the run: the timer, armed on its CPU, wakes it.
+        const int64_t expiry = (k.now() + Time::ns(first)).count();
+        auto& timers = k.rq(p->cpu).timers;
+        timers.insert(std::upper_bound(timers.begin(), timers.end(), expiry), expiry);
+        k.ev.schedule(k.deferred(DeferredEvent::HrtimerExpiry, p->cpu, p, expiry), Time::ns(expiry));
         continue;
       }
       auto s = std::make_unique<BackgroundSource>();

@@ -356,6 +356,33 @@ TEST(Background, KernelThreadsWakeNextToTheBenchmarkAndOverloadItsCpu) {
   }
 }
 
+// A run starts with the recorded kernel threads asleep since long ago: the first wake-up of each
+// comes at a uniform phase of its period, not at t = 0. At 1 Hz per CPU none runs in the first
+// 10 ms of 100 seeds' runs but a few (a 1 % chance each), so a CPU that goes idle finds no thread
+// left queued behind a busy neighbour (with DELAY_DEQUEUE one that had just run and slept would
+// stay on that runqueue, delayed, and keep the root domain overloaded).
+TEST(Background, KernelThreadsStartAsleep) {
+  machine::Machine m = test_machine(1, 2, 1, 2);
+  m.background = {activity("kworker/N:N", "kthread", "per_cpu", 1, 5000),
+                  activity("kdamond.N", "task", "system", 1, 5000)};
+  int runs_with_events = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    Kernel k(m, Features(), KernelOptions{seed, nullptr});
+    k.create_task("spin", lambda([](Api&, Task&, int n) {
+                    return n == 0 ? Action::compute(10000000) : Action::exit();
+                  }),
+                  pinned(0));
+    k.run(Time::ms(10));
+    runs_with_events += k.total().background_events > 0;
+    if (k.total().background_events == 0) EXPECT_EQ(k.total().rd_overload_set, 0) << seed;
+  }
+  EXPECT_LE(runs_with_events, 10);  // 3 threads x 1 % each: about 3 of 100
+  // Over a long run each still wakes at its rate.
+  Kernel k(m, Features(), KernelOptions{1, nullptr});
+  k.run(Time::sec(20));
+  EXPECT_NEAR(k.total().background_events, 60, 4 * std::sqrt(60.0));
+}
+
 TEST(Background, StealLengthensWallTimeNotTheTasksRuntime) {
   auto run = [](const machine::Machine& m, Time& end) {
     auto k = std::make_unique<Kernel>(m, Features(), KernelOptions{1, nullptr});
