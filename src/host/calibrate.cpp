@@ -226,17 +226,17 @@ std::optional<std::pair<double, double>> cold_fill_drain(bool unix_socket, int c
   return std::make_pair(median_of(ws), median_of(rs));
 }
 
-// How many channels of how many messages cold_fill_drain() uses for an L2 of `l2_bytes` (0:
-// unknown, then 2 MiB): a footprint of kColdFootprintL2s L2s, counting each AF_UNIX message
-// as its skb (kColdSkbBytes, the 100-byte skb's truesize on x86-64 v6.x) and each pipe message
-// as its 100 bytes; at most 200 messages per socket (200 x 896 B < the 212992 B default
-// sk_sndbuf) and 600 per pipe (< the 640 a 16-page pipe merges).
 namespace {
 constexpr int64_t kColdFootprintL2s = 4, kColdSkbBytes = 896, kDefaultL2 = 2 << 20;
 int64_t cold_l2(int64_t l2_bytes) { return l2_bytes > 0 ? l2_bytes : kDefaultL2; }
 int64_t cold_msg_footprint(bool unix_socket) { return unix_socket ? kColdSkbBytes : 100; }
 }  // namespace
 
+// How many channels of how many messages cold_fill_drain() uses for an L2 of `l2_bytes` (0:
+// unknown, then 2 MiB): a footprint of kColdFootprintL2s L2s, counting each AF_UNIX message
+// as its skb (kColdSkbBytes, the 100-byte skb's truesize on x86-64 v6.x) and each pipe message
+// as its 100 bytes; at most 200 messages per socket (200 x 896 B < the 212992 B default
+// sk_sndbuf) and 600 per pipe (< the 640 a 16-page pipe merges).
 std::pair<int, int> cold_layout(bool unix_socket, int64_t l2_bytes) {
   const int64_t l2 = cold_l2(l2_bytes);
   const int per = unix_socket ? 200 : 600;

@@ -379,10 +379,7 @@ void Cpu::continue_task() {
       case Action::Sleep: {
         // hrtimer_nanosleep(): the timer is armed on this CPU.
         p->state = TaskState::Interruptible;
-        int64_t expiry = (k.now() + Time::ns(std::max<int64_t>(0, a.ns))).count();
-        rq.timers.insert(std::upper_bound(rq.timers.begin(), rq.timers.end(), expiry), expiry);
-        k.ev.schedule(k.deferred(DeferredEvent::HrtimerExpiry, cpu_, p, expiry),
-                      Time::ns(expiry));
+        hrtimer_start_sleep(k, cpu_, p, (k.now() + Time::ns(std::max<int64_t>(0, a.ns))).count());
         __schedule(k, rq, SchedMode::SM_NONE);
         return;
       }
@@ -500,6 +497,12 @@ void Cpu::push_irq_steps(const Irq& irq) {
   push_step(KernelPath::Irq, k.cost(k.m.costs.irq_exit_ns));
   exit_irq_ctx();
   if (!softirq_running && !in_interrupt() && local_softirq_pending(k, cpu_)) do_softirq(k, *rq_);
+}
+
+void hrtimer_start_sleep(Kernel& k, int cpu, Task* p, int64_t expiry_ns) {
+  auto& timers = k.rq(cpu).timers;
+  timers.insert(std::upper_bound(timers.begin(), timers.end(), expiry_ns), expiry_ns);
+  k.ev.schedule(k.deferred(DeferredEvent::HrtimerExpiry, cpu, p, expiry_ns), Time::ns(expiry_ns));
 }
 
 }  // namespace schedlab::kernel

@@ -239,10 +239,7 @@ void background_start(Kernel& k, std::vector<std::unique_ptr<BackgroundSource>>&
         }
         p->background = true;
         // Asleep in hrtimer_nanosleep() since before the run: the timer, armed on its CPU, wakes it.
-        const int64_t expiry = (k.now() + Time::ns(first)).count();
-        auto& timers = k.rq(p->cpu).timers;
-        timers.insert(std::upper_bound(timers.begin(), timers.end(), expiry), expiry);
-        k.ev.schedule(k.deferred(DeferredEvent::HrtimerExpiry, p->cpu, p, expiry), Time::ns(expiry));
+        hrtimer_start_sleep(k, p->cpu, p, (k.now() + Time::ns(first)).count());
         continue;
       }
       auto s = std::make_unique<BackgroundSource>();

@@ -386,6 +386,9 @@ void tick_sched_timer_start(Kernel& k, int cpu);
 void tick_nohz_idle_stop_tick(Kernel& k, int cpu);
 void tick_nohz_idle_restart_tick(Kernel& k, int cpu);
 void tick_sched_timer(Kernel& k, int cpu);
+// hrtimer_nanosleep()'s timer for `p`, armed on `cpu` to expire at `expiry_ns` (absolute): it is
+// listed in the rq's timers (the governor's next event) and its interrupt wakes `p` (cpu.cpp).
+void hrtimer_start_sleep(Kernel& k, int cpu, Task* p, int64_t expiry_ns);
 
 // --- topology.cpp (kernel/sched/topology.c) ------------------------------------------------
 void build_sched_domains(Kernel& k);

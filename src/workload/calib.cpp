@@ -392,6 +392,17 @@ class Calib : public Workload {
   Footprint footprint() const override { return {3, static_cast<int64_t>(sizeof(*this))}; }
 
  private:
+  // `ch` as the -u choice makes it (an AF_UNIX socket pair's sending side, with 100 B messages
+  // at the small-skb truesize, or a pipe), from the machine's tunables; returns its costs.
+  ChannelCosts make_channel(Channel& ch, const machine::Machine& m) const {
+    const auto& tun = m.tunables;
+    if (o_.unix_socket) {
+      ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);
+      return ChannelCosts::unix_socket(m.costs);
+    }
+    ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
+    return ChannelCosts::pipe(m.costs);
+  }
   kernel::TaskOptions on(int cpu, int mm) const {
     kernel::TaskOptions t;
     t.cpus = {cpu};
@@ -416,15 +427,8 @@ void Calib::setup(Api& k) {
     return;
   }
   if (b == "coldmsg") {
-    const auto& c = k.machine().costs;
-    const auto& tun = k.machine().tunables;
     cold_.chans.resize(static_cast<size_t>(o_.chans));
-    for (Channel& ch : cold_.chans) {
-      if (o_.unix_socket)
-        ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);
-      else
-        ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
-    }
+    for (Channel& ch : cold_.chans) cold_.costs = make_channel(ch, k.machine());
     Channel probe = cold_.chans.front();  // each channel must hold its messages unread
     for (int i = 0; i < o_.per_chan; ++i) {
       if (!probe.can_write(kMsgBytes))
@@ -432,9 +436,7 @@ void Calib::setup(Api& k) {
                                         o_.unix_socket ? "socket's send buffer" : "pipe", i, kMsgBytes));
       probe.reserve(kMsgBytes);
     }
-    cold_.costs = o_.unix_socket ? ChannelCosts::unix_socket(c) : ChannelCosts::pipe(c);
-    cold_.cache.setup(k.machine(), cold_.costs.recv_cold_ns + cold_.costs.send_cold_ns);
-    cold_.costs.cache = &cold_.cache;
+    cold_.costs.use_cache(cold_.cache, k.machine());
     cold_.per = o_.per_chan;
     cold_.chunks = o_.n > 0 ? o_.n : 3;
     sh_.remaining = 1;
@@ -442,15 +444,7 @@ void Calib::setup(Api& k) {
     return;
   }
   if (b == "msg") {
-    const auto& c = k.machine().costs;
-    const auto& tun = k.machine().tunables;
-    if (o_.unix_socket) {
-      msg_.ch.make_unix(tun.unix_sndbuf_bytes, tun.unix_skb_truesize_bytes);  // 100 B: the small-skb truesize
-      msg_.costs = ChannelCosts::unix_socket(c);
-    } else {
-      msg_.ch.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
-      msg_.costs = ChannelCosts::pipe(c);
-    }
+    msg_.costs = make_channel(msg_.ch, k.machine());
     msg_.n = o_.n > 0 ? o_.n : 2000;
     if (o_.a == o_.b) {
       sh_.remaining = 1;

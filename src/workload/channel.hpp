@@ -210,6 +210,12 @@ struct ChannelCosts {
   int64_t recv_cold_ns = 0;         // a read after more than the L2 moved since the send
   CacheFootprint* cache = nullptr;  // the workload's per-core counts (nullptr or off: no rule)
   int64_t send_cold_ns = 0;         // a send into a cold buffer (CacheFootprint::take_cold())
+  // Counts bytes in `f`, set up for `m`: the rule is on when the machine has an L2 size and
+  // either cold cost is set.
+  void use_cache(CacheFootprint& f, const machine::Machine& m) {
+    f.setup(m, recv_cold_ns + send_cold_ns);
+    cache = &f;
+  }
   int64_t send(int64_t bytes) const { return send_ns + copy_ns_per_kb * bytes / 1024; }
   int64_t recv(int64_t bytes) const { return recv_ns + copy_ns_per_kb * bytes / 1024; }
   // A pipe's and an AF_UNIX stream socket's costs, the remote parts included.

@@ -151,8 +151,7 @@ void Hackbench::setup(Api& k) {
   const auto& c = k.machine().costs;
   const auto& tun = k.machine().tunables;
   ChannelCosts costs = o_.pipe ? ChannelCosts::pipe(c) : ChannelCosts::unix_socket(c);
-  st_->cache.setup(k.machine(), costs.recv_cold_ns + costs.send_cold_ns);
-  costs.cache = &st_->cache;
+  costs.use_cache(st_->cache, k.machine());
   int64_t exit_ns = c.exit_ns;
   auto& sh = st_->sh;
   st_->chans.resize(static_cast<size_t>(o_.groups) * o_.fds);

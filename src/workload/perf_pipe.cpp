@@ -75,8 +75,7 @@ PerfPipe::~PerfPipe() = default;
 void PerfPipe::setup(Api& k) {
   const auto& c = k.machine().costs;
   ChannelCosts pc = ChannelCosts::pipe(c);
-  st_->cache.setup(k.machine(), pc.recv_cold_ns + pc.send_cold_ns);
-  pc.cache = &st_->cache;
+  pc.use_cache(st_->cache, k.machine());
   const auto& tun = k.machine().tunables;
   st_->p1.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);
   st_->p2.make_pipe(tun.pipe_capacity_bytes, tun.pipe_page_bytes);

@@ -374,7 +374,9 @@ TEST(Background, KernelThreadsStartAsleep) {
                   pinned(0));
     k.run(Time::ms(10));
     runs_with_events += k.total().background_events > 0;
-    if (k.total().background_events == 0) EXPECT_EQ(k.total().rd_overload_set, 0) << seed;
+    if (k.total().background_events == 0) {
+      EXPECT_EQ(k.total().rd_overload_set, 0) << seed;
+    }
   }
   EXPECT_LE(runs_with_events, 10);  // 3 threads x 1 % each: about 3 of 100
   // Over a long run each still wakes at its rate.

@@ -91,8 +91,7 @@ Shared run(int n, int64_t cold_ns, int64_t l2_bytes = kL2) {
   s.n = n;
   s.ch.make_unix(1 << 20, kTruesize);  // room for every message: the writer never waits
   s.costs = ChannelCosts::unix_socket(m.costs);
-  s.cache.setup(m, s.costs.recv_cold_ns);
-  s.costs.cache = &s.cache;
+  s.costs.use_cache(s.cache, m);
   kernel::Kernel k(m, kernel::Features(), kernel::KernelOptions{1, nullptr});
   kernel::TaskOptions ro;
   ro.start_blocked = true;
@@ -155,8 +154,7 @@ Scripted run_script(std::vector<int> ops, int64_t send_cold_ns = kSendColdNs, in
   Channel ch;
   ch.make_unix(1 << 20, kTruesize);
   ChannelCosts c = ChannelCosts::unix_socket(m.costs);
-  out.cache.setup(m, c.recv_cold_ns + c.send_cold_ns);
-  c.cache = &out.cache;
+  c.use_cache(out.cache, m);
   kernel::Kernel k(m, kernel::Features(), kernel::KernelOptions{1, nullptr});
   k.api().create_task("script", std::make_unique<Script>(std::move(ops), &ch, c, &out), {});
   k.run(sim::Time::ms(1000));
