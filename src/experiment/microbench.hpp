@@ -11,6 +11,10 @@
 //   role = "check"                    "check": simulated from several costs (an independent check);
 //                                     "cost": the figure a profile cost was taken from
 //   note = "..."                      optional: shown in the how column (e.g. why it is not modeled)
+//   iterations = 1000000              optional, wake_latency_* / wake_syscall_* only: the published
+//                                     run's length (calib wake -n; default: the self-check's 150)
+//   statistic = "mean"                optional, the same keys: "mean" when the published figure is
+//                                     the mean over its run (default "median", as calibrate's)
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -32,12 +36,18 @@ struct Figure {
   double value_ns = 0;
   std::string what, source, role, note;
   int line = 0;  // of its [[figure]] header
+  // wake_* figures: the published run's shape (0: the self-check's; statistic "median" or "mean").
+  long long iterations = 0;
+  std::string statistic = "median";
 };
 
 struct FigureSet {
   std::string machine;
   std::vector<Figure> figures;
 };
+
+// The longest published run a figure may ask for (calib -n's limit).
+constexpr long long kMaxFigureIterations = 100000000LL;
 
 // The threshold of machines --check (host check keeps the self-check's 10 %).
 constexpr double kPublishedThresholdPct = 15;

@@ -105,7 +105,8 @@ bool direct_row(const machine::Machine& m, const std::string& key, CheckRow& row
 }
 
 // wake_latency_<class>[_gapNus] / wake_syscall_<class>[_gapNus] -> the calib wake run.
-bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, Runner& run, CheckRow& row) {
+bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, const RunShape& shape, Runner& run,
+              CheckRow& row) {
   static const std::regex re("(wake_latency|wake_syscall)_(smt|llc|other_llc|other_socket)(_gap([0-9]+)us)?");
   std::smatch s;
   if (!std::regex_match(key, s, re)) return false;
@@ -117,19 +118,21 @@ bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, Run
   std::string gap = s[4].matched ? std::string(s[4]) : std::to_string(gap_us);
   row.kind = "simulated";
   row.how = fmt::format("calib wake -c 0,{} -g {}", b, gap);
-  row.model_ns = run.metric(row.how, s[1]);
+  if (shape.iterations > 0) row.how += fmt::format(" -n {}", shape.iterations);
+  row.model_ns = run.metric(row.how, shape.mean ? std::string(s[1]) + "_mean" : std::string(s[1]));
+  if (shape.mean) row.how += " (mean)";
   if (row.model_ns < 0) row.how += " (no wake-up: the wakee never slept)";
   return true;
 }
 
 CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, const host::Measurement& x,
-                int gap_us, Runner& run) {
+                int gap_us, const RunShape& shape, Runner& run) {
   CheckRow row;
   row.key = x.key;
   row.measured_ns = x.value_ns;
   row.kind = "not modeled";
   row.how = "no model cost";
-  if (direct_row(m, x.key, row) || wake_row(m, x.key, gap_us, run, row)) return row;
+  if (direct_row(m, x.key, row) || wake_row(m, x.key, gap_us, shape, run, row)) return row;
   auto sim = [&](const std::string& cmd, const std::string& metric) {
     row.kind = "simulated";
     row.how = cmd;
@@ -180,12 +183,16 @@ bool within(const CheckRow& r, double threshold_pct) { return std::abs(r.error_p
 
 }  // namespace
 
-std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us) {
+std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us,
+                                 const std::map<std::string, RunShape>* shapes) {
   std::vector<CheckRow> rows;
   Runner run(m);
   for (const auto& x : r.measurements) {
     if (starts(x.key, "membarrier_noipi_")) continue;
-    rows.push_back(row_of(m, r, x, gap_us, run));
+    RunShape shape;
+    if (shapes)
+      if (auto it = shapes->find(x.key); it != shapes->end()) shape = it->second;
+    rows.push_back(row_of(m, r, x, gap_us, shape, run));
   }
   return rows;
 }

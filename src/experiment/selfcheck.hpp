@@ -2,6 +2,7 @@
 // reprints it; docs/host.md "Self-check"): every microbenchmark of host/calibrate.cpp simulated
 // on the profile written from it (workload `calib`, workload/calib.hpp), beside what it measured.
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,7 +27,15 @@ struct CheckRow {
 // each simulated on m with seed 1. Model CPUs: 0 and the first CPU at the key's distance class.
 // wake_latency_<class> without a _gap suffix ran after `gap_us` (calibrate: 60, --quick 30).
 // idle_exit_<STATE> (a published figure, machines --check) is direct: the state's wake_cost_ns.
-std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us = 60);
+// `shapes` (machines --check): a wake_* key's run of another length (`calib wake -n N`) or its
+// mean instead of its median (the published figure's own statistic).
+struct RunShape {
+  long long iterations = 0;  // 0: calib wake's default (150)
+  bool mean = false;
+};
+constexpr int kSelfCheckGapUs = 60;
+std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r,
+                                 int gap_us = kSelfCheckGapUs, const std::map<std::string, RunShape>* shapes = nullptr);
 
 // The table: a header line naming the profile (`title`, or the self-check's when empty), one line
 // per row with whitespace-separated columns key, kind, model_ns, measured_ns, error_% ("-" where

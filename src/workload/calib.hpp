@@ -3,6 +3,8 @@
 // costs come from (`schedlab host check`, docs/host.md "Self-check"). Command line:
 //   calib futex-pingpong [-c A] [-n OPS]       futex_pingpong_same_cpu_half
 //   calib wake [-c A,B] [-g GAP_US] [-n N]     wake_latency_<class>, wake_syscall_<class>
+//                                              (medians; wake_latency_mean, wake_syscall_mean:
+//                                              the means, for a published figure that is one)
 //   calib membarrier [-c A,B] [-n CALLS]       membarrier_ipi_<class> (IPI round trip)
 //   calib fork [-c A] [-n N]                   fork_call, fork_exit_reap
 //   calib pipe [-c A,B] [-P] [-n OPS]          pipe_rtt_* (perf bench sched pipe's workload,

@@ -136,3 +136,32 @@ TEST(Microbench, DirectRowsFollowTheProfile) {
   EXPECT_EQ(rows[0].kind, "not modeled");
   EXPECT_EQ(rows[0].how.substr(0, 30), "no idle state C9 on this machi");
 }
+
+// A wake-up figure may give its published run's length and statistic; nothing else may.
+TEST(Microbench, WakeFiguresGiveThePublishedRunsShape) {
+  auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  const std::string g = kGood;
+  const std::string shaped = replace(g, "note = \"a note\"", "iterations = 1000\nstatistic = \"mean\"");
+  auto set = experiment::read_figures(shaped, "f.toml");
+  EXPECT_EQ(set.figures[1].iterations, 1000);
+  EXPECT_EQ(set.figures[1].statistic, "mean");
+  EXPECT_EQ(set.figures[0].iterations, 0);
+  EXPECT_EQ(set.figures[0].statistic, "median");
+  EXPECT_EQ(error_of(replace(shaped, "iterations = 1000", "iterations = 1")),
+            "f.toml:16: figure 'wake_latency_llc_gap50us': iterations must be 2 to 100000000 (got 1)");
+  EXPECT_EQ(error_of(replace(shaped, "statistic = \"mean\"", "statistic = \"avg\"")),
+            "f.toml:17: figure 'wake_latency_llc_gap50us': statistic must be \"median\" or \"mean\", not \"avg\"");
+  EXPECT_EQ(error_of(replace(g, "role = \"cost\"", "role = \"cost\"\niterations = 5")),
+            "f.toml:9: figure 'cacheline_llc': iterations applies only to wake_latency_* and wake_syscall_* figures");
+
+  // The shape is the simulated run: its length in the command, its statistic in the metric.
+  machine::Machine m = machine::load_profile("tiny-4");
+  auto plain = experiment::published_check(m, experiment::read_figures(g, "f.toml"));
+  auto rows = experiment::published_check(m, set);
+  EXPECT_EQ(plain[1].how, "calib wake -c 0,1 -g 50; a note");
+  EXPECT_EQ(rows[1].how, "calib wake -c 0,1 -g 50 -n 1000 (mean)");
+  EXPECT_GT(rows[1].model_ns, 0);
+}
