@@ -1206,6 +1206,16 @@ const machine::IdleState* wakee_state(const machine::Machine& m, const Measureme
   return st;
 }
 
+// The share of the cold fill's pipe writes that take a new slot (and of its reads that free one):
+// each pipe gets `per` 100-byte messages, a slot per page_bytes of them.
+double pipe_slot_share(const machine::Machine& m) {
+  const auto [per, chans] = cold_layout(false, m.topo.l2_bytes);
+  const int64_t page = std::max<int64_t>(1, m.tunables.pipe_page_bytes);
+  if (per <= 0) return 0;
+  const int64_t pages = (static_cast<int64_t>(per) * 100 + page - 1) / page;
+  return static_cast<double>(pages) / per;
+}
+
 void apply_syscalls(CostSetter& cs) {
   cs.direct("futex_wake_nowaiter", "futex_wake_ns");
   cs.direct("futex_wait_eagain", "futex_wait_ns");
@@ -1213,8 +1223,27 @@ void apply_syscalls(CostSetter& cs) {
   cs.direct("pipe_read_1b", "pipe_read_ns");
   cs.direct("unix_send_100b", "unix_send_ns");
   cs.direct("unix_recv_100b", "unix_recv_ns");
-  // The L2-cold reads: the cold drain's per-read time less the model's warm read of 100 bytes.
+  // A pipe's slots (fs/pipe.c): pipe_write_1b's writes merge into one page and its reads free it
+  // once per page; the message ping-pong's 100-byte write goes into an empty pipe, so it takes a
+  // new slot, and its read frees that slot. The difference, less the copy, is the slot's cost.
   const auto& k = cs.m.costs;
+  static const struct {
+    const char *msg, *base, *cost, *base_cost;
+  } slots[] = {{"msg_pipe_write_same_cpu", "pipe_write_1b", "pipe_write_newbuf_ns", "pipe_write_ns"},
+               {"msg_pipe_read_same_cpu", "pipe_read_1b", "pipe_read_release_ns", "pipe_read_ns"}};
+  for (const auto& sl : slots) {
+    auto x = cs.get(sl.msg);
+    if (!x || !cs.get(sl.base)) continue;
+    const double base = static_cast<double>((sl.base == std::string("pipe_write_1b") ? k.pipe_write_ns : k.pipe_read_ns) +
+                                            k.pipe_copy_ns_per_kb * 100 / 1024);
+    cs.set(sl.cost, x->value_ns - base, 0,
+           fmt::format("{} ({:.0f}) - {} - 100 B x pipe_copy_ns_per_kb ({:.0f}): one slot per message", sl.msg,
+                       x->value_ns, sl.base_cost, base),
+           x->cov);
+  }
+  // The L2-cold reads: the cold drain's per-read time less the model's warm read of 100 bytes
+  // (with its share of slot releases: a page per page_bytes of the drain).
+  const double slot_share = pipe_slot_share(cs.m);
   if (auto x = cs.get("unix_recv_100b_cold"); x && cs.get("unix_recv_100b")) {
     const double warm = static_cast<double>(k.unix_recv_ns + k.unix_copy_ns_per_kb * 100 / 1024);
     cs.set("unix_recv_cold_ns", x->value_ns - warm, 0,
@@ -1223,10 +1252,12 @@ void apply_syscalls(CostSetter& cs) {
            x->cov);
   }
   if (auto x = cs.get("pipe_read_100b_cold"); x && cs.get("pipe_read_1b")) {
-    const double warm = static_cast<double>(k.pipe_read_ns + k.pipe_copy_ns_per_kb * 100 / 1024);
+    const double warm = static_cast<double>(k.pipe_read_ns + k.pipe_copy_ns_per_kb * 100 / 1024) +
+                        slot_share * static_cast<double>(k.pipe_read_release_ns);
     cs.set("pipe_read_cold_ns", x->value_ns - warm, 0,
-           fmt::format("pipe_read_100b_cold ({:.0f}) - pipe_read_ns - 100 B x pipe_copy_ns_per_kb ({:.0f})", x->value_ns,
-                       warm),
+           fmt::format("pipe_read_100b_cold ({:.0f}) - pipe_read_ns - 100 B x pipe_copy_ns_per_kb - {:.3f} x "
+                       "pipe_read_release_ns ({:.0f})",
+                       x->value_ns, slot_share, warm),
            x->cov);
   }
   // The cold sends: the fill's per-send time less the warm send, over the share of the fill's
@@ -1234,8 +1265,10 @@ void apply_syscalls(CostSetter& cs) {
   for (bool unix_socket : {true, false}) {
     auto x = cs.get(unix_socket ? "unix_send_100b_fill" : "pipe_write_100b_fill");
     if (!x || !cs.get(unix_socket ? "unix_send_100b" : "pipe_write_1b")) continue;
-    const double warm = static_cast<double>(unix_socket ? k.unix_send_ns + k.unix_copy_ns_per_kb * 100 / 1024
-                                                        : k.pipe_write_ns + k.pipe_copy_ns_per_kb * 100 / 1024);
+    const double warm =
+        unix_socket ? static_cast<double>(k.unix_send_ns + k.unix_copy_ns_per_kb * 100 / 1024)
+                    : static_cast<double>(k.pipe_write_ns + k.pipe_copy_ns_per_kb * 100 / 1024) +
+                          slot_share * static_cast<double>(k.pipe_write_newbuf_ns);
     const double cold_share = 1 - cold_fill_warm_share(unix_socket, cs.m.topo.l2_bytes);
     if (cold_share <= 0) continue;
     cs.set(unix_socket ? "unix_send_cold_ns" : "pipe_write_cold_ns", (x->value_ns - warm) / cold_share, 0,

@@ -72,10 +72,12 @@ class Fifo {
     return data()[(head_ + size_) & (cap_ - 1)];
   }
 
+  // The i-th element from the front (i < size()).
+  const T& at(size_t i) const { return data()[(head_ + i) & (cap_ - 1)]; }
+
  private:
   T* data() { return data_; }
   const T* data() const { return data_; }
-  const T& at(size_t i) const { return data()[(head_ + i) & (cap_ - 1)]; }
   void grow() {
     uint32_t cap = cap_ * 2;
     std::vector<T> buf(cap);

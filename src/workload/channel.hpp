@@ -125,6 +125,19 @@ struct Channel {
     return (rest + page_bytes - 1) / page_bytes;
   }
 
+  // Pipe: the slots a read of `size` bytes from the front reads to their end (and so frees).
+  int64_t pipe_freed_pages(int64_t size) const {
+    int64_t n = 0, read = front_read;
+    for (size_t i = 0; i < pages.size() && size > 0; ++i) {
+      const int64_t left = pages.at(i) - read;
+      if (size < left) break;
+      size -= left;
+      read = 0;
+      ++n;
+    }
+    return n;
+  }
+
   bool can_write(int64_t size) const {
     switch (kind) {
       case ChannelKind::Pipe: return static_cast<int64_t>(pages.size()) + pipe_new_pages(size) <= slots;
@@ -210,6 +223,11 @@ struct ChannelCosts {
   int64_t recv_cold_ns = 0;         // a read after more than the L2 moved since the send
   CacheFootprint* cache = nullptr;  // the workload's per-core counts (nullptr or off: no rule)
   int64_t send_cold_ns = 0;         // a send into a cold buffer (CacheFootprint::take_cold())
+  // Pipes (fs/pipe.c): a write that cannot merge into the last page takes a new slot (the anon
+  // page path: tmp_page or a fresh page, the buffer set up), per new slot; a read that reads a
+  // page to its end releases it (pipe_buf_release()), per released slot.
+  int64_t send_newbuf_ns = 0;
+  int64_t recv_release_ns = 0;
   // Counts bytes in `f`, set up for `m`: the rule is on when the machine has an L2 size and
   // either cold cost is set.
   void use_cache(CacheFootprint& f, const machine::Machine& m) {
@@ -221,7 +239,7 @@ struct ChannelCosts {
   // A pipe's and an AF_UNIX stream socket's costs, the remote parts included.
   static ChannelCosts pipe(const machine::Costs& c) {
     return {c.pipe_write_ns, c.pipe_read_ns, c.pipe_copy_ns_per_kb, c.pipe_write_remote_ns, c.pipe_read_remote_ns,
-            c.pipe_read_cold_ns, nullptr, c.pipe_write_cold_ns};
+            c.pipe_read_cold_ns, nullptr, c.pipe_write_cold_ns, c.pipe_write_newbuf_ns, c.pipe_read_release_ns};
   }
   static ChannelCosts unix_socket(const machine::Costs& c) {
     return {c.unix_send_ns, c.unix_recv_ns, c.unix_copy_ns_per_kb, c.unix_send_remote_ns, c.unix_recv_remote_ns,

@@ -173,12 +173,14 @@ class Program : public kernel::Behavior {
       push(Action::block());
       return false;
     }
+    const int64_t new_slots = ch.kind == ChannelKind::Pipe && c.send_newbuf_ns > 0 ? ch.pipe_new_pages(bytes) : 0;
     ch.reserve(bytes);
     const bool remote = ch.last_cpu >= 0 && ch.last_cpu != cpu_;
     ch.last_cpu = cpu_;
     CacheFootprint* cache = c.cache && c.cache->on() ? c.cache : nullptr;
     const bool cold = cache && cache->take_cold(cpu_);  // the buffer it writes (channel.hpp)
-    push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0) + (cold ? c.send_cold_ns : 0)));
+    push(Action::compute(c.send(bytes) + (remote ? c.send_remote_ns : 0) + (cold ? c.send_cold_ns : 0) +
+                         new_slots * c.send_newbuf_ns));
     push_io(Item::Publish, &ch, bytes, write_waited_, cache, cold);
     write_waited_ = false;
     return true;
@@ -194,6 +196,7 @@ class Program : public kernel::Behavior {
     const bool was_full = ch.kind == ChannelKind::Pipe && ch.pipe_full();
     int from = -1;
     int64_t bytes = ch.take(from);
+    const int64_t freed = ch.kind == ChannelKind::Pipe && c.recv_release_ns > 0 ? ch.pipe_freed_pages(bytes) : 0;
     ch.last_cpu = cpu_;
     int64_t cold = 0;
     if (c.cache && c.cache->on()) {
@@ -210,7 +213,7 @@ class Program : public kernel::Behavior {
       c.cache->add(cpu_, ch.footprint(bytes));
       c.cache->free_on(from);  // the buffer goes back to its sending core's free stack
     }
-    push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0) + cold));
+    push(Action::compute(c.recv(bytes) + (from != cpu_ ? c.recv_remote_ns : 0) + cold + freed * c.recv_release_ns));
     push_io(Item::Release, &ch, bytes, was_full);
     return true;
   }

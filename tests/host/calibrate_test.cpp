@@ -310,6 +310,9 @@ TEST(Calibrate, RemoteMessageCostsFromTheRecordedPingPong) {
   EXPECT_EQ(m.costs.unix_recv_remote_ns, 795);  // 1138.2 - 343.6
   EXPECT_EQ(m.costs.pipe_write_remote_ns, 255);  // 437.1 - 182.6
   EXPECT_EQ(m.costs.pipe_read_remote_ns, 257);   // 426.9 - 170.4
+  // The same-CPU pipe ping-pong against the merging 1-byte writes and reads: one slot each.
+  EXPECT_EQ(m.costs.pipe_write_newbuf_ns, 28);  // 182.6 - 155 (pipe_write_ns) - 0 (copy)
+  EXPECT_EQ(m.costs.pipe_read_release_ns, 16);  // 170.4 - 154 (pipe_read_ns) - 0 (copy)
   int remote = 0;
   for (const auto& u : updates)
     if (u.key.find("_remote_ns") != std::string::npos) {

@@ -148,9 +148,9 @@ TEST(machineProfile, ParamsCoverEveryField) {
                     p.key.rfind("noise.", 0) == 0;
     EXPECT_TRUE(prefixed);
   }
-  // 50 int64 costs + smt_pair_throughput + 8 optional costs, 9 tunables, 3 noise fields (see
+  // 50 int64 costs + smt_pair_throughput + 10 optional costs, 9 tunables, 3 noise fields (see
   // struct Costs etc.).
-  EXPECT_EQ(ps.size(), 59u + 9u + 3u);
+  EXPECT_EQ(ps.size(), 61u + 9u + 3u);
   EXPECT_TRUE(keys.count("costs.ipi_send_ns"));
   EXPECT_TRUE(keys.count("costs.smt_pair_throughput"));
   EXPECT_TRUE(keys.count("tunables.hz"));

@@ -205,3 +205,21 @@ TEST(Calib, WakeAfterOneMicrosecondPollsOnlyOnceMenuHasLearnedTheShortIdles) {
   EXPECT_GT(l.cpuidle_rejected, 1000);  // the start, before it was
   EXPECT_LT(metric(*long_run.w, "wake_latency_mean"), 0.9 * start_median);
 }
+
+// The message ping-pong writes each message into an empty pipe and reads it to its page's end:
+// every write pays pipe_write_newbuf_ns and every read pipe_read_release_ns (one slot each); an
+// AF_UNIX socket pays neither.
+TEST(Calib, PipeMessagePingPongPaysOneSlotPerMessage) {
+  auto m = machine::load_profile("tiny-4");
+  machine::set_param(m, "costs.pipe_write_newbuf_ns", 70);
+  machine::set_param(m, "costs.pipe_read_release_ns", 30);
+  const auto& c = m.costs;
+  const double pcopy = static_cast<double>(c.pipe_copy_ns_per_kb * 100 / 1024);
+  const double ucopy = static_cast<double>(c.unix_copy_ns_per_kb * 100 / 1024);
+  EXPECT_DOUBLE_EQ(run_metric(m, {"calib", "msg", "-c", "1", "-n", "200"}, "msg_send"),
+                   static_cast<double>(c.pipe_write_ns) + pcopy + 70);
+  EXPECT_DOUBLE_EQ(run_metric(m, {"calib", "msg", "-c", "1", "-n", "200"}, "msg_recv"),
+                   static_cast<double>(c.pipe_read_ns) + pcopy + 30);
+  EXPECT_DOUBLE_EQ(run_metric(m, {"calib", "msg", "-c", "1", "-u", "-n", "200"}, "msg_send"),
+                   static_cast<double>(c.unix_send_ns) + ucopy);
+}

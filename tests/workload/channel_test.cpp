@@ -135,3 +135,23 @@ TEST(Channel, HackbenchOnTwoCpusFinishesAtEverySeed) {
       EXPECT_GT(r.k->total().workload_nvcsw, 40) << mode << " seed " << seed;
     }
 }
+
+// The slot costs' counts (PIPE-SLOT, docs/model.md): a write into an empty pipe needs a new
+// slot, one that fits the last page merges (none), one that does not fit takes another; a read
+// frees a slot only when it reaches its page's end.
+TEST(Channel, PipeCountsTheSlotsAWriteTakesAndAReadFrees) {
+  Channel ch;
+  ch.make_pipe(65536, 4096);
+  EXPECT_EQ(ch.pipe_new_pages(100), 1);  // empty: no page to merge into
+  put(ch, 100);
+  EXPECT_EQ(ch.pipe_new_pages(100), 0);  // merges
+  EXPECT_EQ(ch.pipe_new_pages(4000), 1);  // 100 + 4000 > 4096
+  EXPECT_EQ(ch.pipe_freed_pages(100), 1);  // the only message: the page's end
+  put(ch, 100);
+  EXPECT_EQ(ch.pipe_freed_pages(100), 0);  // the page holds another 100 bytes
+  get(ch);
+  EXPECT_EQ(ch.pipe_freed_pages(100), 1);
+  get(ch);
+  EXPECT_TRUE(ch.pages.empty());
+  EXPECT_EQ(ch.pipe_new_pages(100), 1);
+}
