@@ -9,6 +9,8 @@ SCHEDLAB=${SCHEDLAB:-build/schedlab}
 OUTDIR=${1:?usage: acceptance.sh OUTDIR}
 WAIT_S=${WAIT_S:-600}
 stamp=$(date -u +%H%M)
+# A run takes under a minute on a 2-CPU machine: a second one in the same minute gets seconds.
+[[ -e $OUTDIR/validate-$stamp.log ]] && stamp=$(date -u +%H%M%S)
 export XDG_CONFIG_HOME=$(mktemp -d /tmp/schedlab-acceptance.XXXXXX)
 log=$OUTDIR/validate-$stamp.log
 mkdir -p "$OUTDIR"
