@@ -1229,13 +1229,15 @@ void apply_syscalls(CostSetter& cs) {
   const auto& k = cs.m.costs;
   static const struct {
     const char *msg, *base, *cost, *base_cost;
-  } slots[] = {{"msg_pipe_write_same_cpu", "pipe_write_1b", "pipe_write_newbuf_ns", "pipe_write_ns"},
-               {"msg_pipe_read_same_cpu", "pipe_read_1b", "pipe_read_release_ns", "pipe_read_ns"}};
+    int64_t machine::Costs::*base_ns;
+  } slots[] = {{"msg_pipe_write_same_cpu", "pipe_write_1b", "pipe_write_newbuf_ns", "pipe_write_ns",
+                &machine::Costs::pipe_write_ns},
+               {"msg_pipe_read_same_cpu", "pipe_read_1b", "pipe_read_release_ns", "pipe_read_ns",
+                &machine::Costs::pipe_read_ns}};
   for (const auto& sl : slots) {
     auto x = cs.get(sl.msg);
     if (!x || !cs.get(sl.base)) continue;
-    const double base = static_cast<double>((sl.base == std::string("pipe_write_1b") ? k.pipe_write_ns : k.pipe_read_ns) +
-                                            k.pipe_copy_ns_per_kb * 100 / 1024);
+    const double base = static_cast<double>(k.*sl.base_ns + k.pipe_copy_ns_per_kb * 100 / 1024);
     cs.set(sl.cost, x->value_ns - base, 0,
            fmt::format("{} ({:.0f}) - {} - 100 B x pipe_copy_ns_per_kb ({:.0f}): one slot per message", sl.msg,
                        x->value_ns, sl.base_cost, base),
