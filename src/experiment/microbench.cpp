@@ -54,8 +54,7 @@ Figure read_figure(FiguresReader& rd, const toml::node& node, size_t n) {
                             who, f.role));
   if (const toml::node* nn = t.get("note")) f.note = rd.get_string(*nn, who + ": note");
   // The published run's shape: only the wake-up figures are simulated from a run of a chosen length.
-  static const std::regex wake_re("(wake_latency|wake_syscall)_.+");
-  const bool wake = std::regex_match(f.key, wake_re);
+  const bool wake = is_wake_key(f.key);
   if (const toml::node* in = t.get("iterations")) {
     if (!wake) rd.fail(*in, fmt::format("{}: iterations applies only to wake_latency_* and wake_syscall_* figures", who));
     f.iterations = rd.get_int(*in, who + ": iterations");

@@ -31,6 +31,12 @@ int partner(const machine::Machine& m, const std::string& cls) {
 
 bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+// wake_latency_<class>[_gapNus] / wake_syscall_<class>[_gapNus].
+const std::regex& wake_key_re() {
+  static const std::regex re("(wake_latency|wake_syscall)_(smt|llc|other_llc|other_socket)(_gap([0-9]+)us)?");
+  return re;
+}
+
 constexpr const char* kNoPair = "no CPU pair at that distance on this machine";
 
 // The runs of `calib ...` on the machine, each made once.
@@ -107,9 +113,8 @@ bool direct_row(const machine::Machine& m, const std::string& key, CheckRow& row
 // wake_latency_<class>[_gapNus] / wake_syscall_<class>[_gapNus] -> the calib wake run.
 bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, const RunShape& shape, Runner& run,
               CheckRow& row) {
-  static const std::regex re("(wake_latency|wake_syscall)_(smt|llc|other_llc|other_socket)(_gap([0-9]+)us)?");
   std::smatch s;
-  if (!std::regex_match(key, s, re)) return false;
+  if (!std::regex_match(key, s, wake_key_re())) return false;
   int b = partner(m, s[2]);
   if (b < 0) {
     row.how = kNoPair;
@@ -182,6 +187,8 @@ std::string num(double v) { return v < 0 ? "-" : fmt::format("{:.1f}", v); }
 bool within(const CheckRow& r, double threshold_pct) { return std::abs(r.error_pct()) <= threshold_pct; }
 
 }  // namespace
+
+bool is_wake_key(const std::string& key) { return std::regex_match(key, wake_key_re()); }
 
 std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us,
                                  const std::map<std::string, RunShape>* shapes) {

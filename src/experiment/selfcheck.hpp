@@ -34,6 +34,9 @@ struct RunShape {
   bool mean = false;
 };
 constexpr int kSelfCheckGapUs = 60;
+// Whether `key` is one of the wake-up keys the calib wake run simulates (the keys a RunShape
+// applies to).
+bool is_wake_key(const std::string& key);
 std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r,
                                  int gap_us = kSelfCheckGapUs, const std::map<std::string, RunShape>* shapes = nullptr);
 

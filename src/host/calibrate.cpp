@@ -1209,7 +1209,7 @@ const machine::IdleState* wakee_state(const machine::Machine& m, const Measureme
 // The share of the cold fill's pipe writes that take a new slot (and of its reads that free one):
 // each pipe gets `per` 100-byte messages, a slot per page_bytes of them.
 double pipe_slot_share(const machine::Machine& m) {
-  const auto [per, chans] = cold_layout(false, m.topo.l2_bytes);
+  const int per = cold_layout(false, m.topo.l2_bytes).first;
   const int64_t page = std::max<int64_t>(1, m.tunables.pipe_page_bytes);
   if (per <= 0) return 0;
   const int64_t pages = (static_cast<int64_t>(per) * 100 + page - 1) / page;

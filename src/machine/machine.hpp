@@ -236,7 +236,7 @@ struct IdleState {
        "channels since (optional; 0 = not modeled)")                                                          \
   COST(pipe_write_cold_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                   \
        "extra for a pipe write whose buffer is not one freed on its core with at most its L2 moved through "  \
-       "channels since (optional; 0 = not modeled)")                                                                                 \
+       "channels since (optional; 0 = not modeled)")                                                           \
   COST(pipe_write_newbuf_ns, int64_t, 0, "ns", 0, kMaxCostNs,                                                 \
        "extra for a pipe write that takes a new slot (an empty pipe, or a last page without room) instead of " \
        "merging into the last page (optional; 0 = not modeled)")                                             \

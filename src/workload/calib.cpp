@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "stats/stats.hpp"
 #include "workload/options.hpp"
 #include "workload/perf_pipe.hpp"
 #include "workload/program.hpp"
@@ -27,11 +28,8 @@ struct Futex {
   Task* waiter = nullptr;  // blocked in FUTEX_WAIT
 };
 
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
-}
+// stats::mean refuses an empty sample; a run without wake-ups reports 0, as median() does.
+double mean(const std::vector<double>& v) { return v.empty() ? 0 : stats::mean(v); }
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -125,18 +125,26 @@ struct Channel {
     return (rest + page_bytes - 1) / page_bytes;
   }
 
-  // Pipe: the slots a read of `size` bytes from the front reads to their end (and so frees).
-  int64_t pipe_freed_pages(int64_t size) const {
-    int64_t n = 0, read = front_read;
+  // Pipe: where a read of `size` bytes from the front ends: the slots it reads to their end
+  // (and so frees), and how far into the next page it reads.
+  struct PipeReadEnd {
+    int64_t freed = 0, front_read = 0;
+  };
+  PipeReadEnd pipe_read_end(int64_t size) const {
+    PipeReadEnd e{0, front_read};
     for (size_t i = 0; i < pages.size() && size > 0; ++i) {
-      const int64_t left = pages.at(i) - read;
-      if (size < left) break;
+      const int64_t left = pages.at(i) - e.front_read;
+      if (size < left) {
+        e.front_read += size;
+        break;
+      }
       size -= left;
-      read = 0;
-      ++n;
+      e.front_read = 0;
+      ++e.freed;
     }
-    return n;
+    return e;
   }
+  int64_t pipe_freed_pages(int64_t size) const { return pipe_read_end(size).freed; }
 
   bool can_write(int64_t size) const {
     switch (kind) {
@@ -189,15 +197,10 @@ struct Channel {
         // pipe that filled up meanwhile counts as full at the read, or that writer would sleep
         // with no one to wake it.
         was_full = was_full || pipe_full();
-        for (int64_t rest = size; rest > 0 && !pages.empty();) {
-          int64_t left = pages.front() - front_read;
-          if (rest < left) {
-            front_read += rest;
-            break;
-          }
-          rest -= left;
-          pages.pop_front();
-          front_read = 0;
+        {
+          const PipeReadEnd e = pipe_read_end(size);
+          for (int64_t i = 0; i < e.freed; ++i) pages.drop_front();
+          front_read = e.front_read;
         }
         return {was_full, false};
       case ChannelKind::Unix:
