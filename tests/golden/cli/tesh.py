@@ -31,7 +31,8 @@ import time
 
 SOURCE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 LINKED = ("tests", "profiles", "published", "examples", "scripts", "Makefile")
-CASE_TIMEOUT_S = 20
+CASE_TIMEOUT_S = 20    # a Release build's limit per case; --slow-factor scales it
+case_timeout_s = CASE_TIMEOUT_S
 
 
 class Case:
@@ -101,7 +102,7 @@ def run(case, binary, workdir):
     p = subprocess.run(["bash", "-c", case.command], cwd=workdir, env=env,
                        input=text(case.stdin).encode() if case.stdin else None,
                        stdin=None if case.stdin else subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT_S)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=case_timeout_s)
     return (split(p.stdout.decode("utf-8", "backslashreplace")),
             split(p.stderr.decode("utf-8", "backslashreplace")), p.returncode)
 
@@ -141,7 +142,7 @@ def check_file(path, binary, update):
                 if os.environ.get("TESH_TIMES"):
                     print(f"{time.monotonic() - t0:6.3f} s  {c.command[:100]}")
             except subprocess.TimeoutExpired:
-                print(f"{path}:{c.line}: $ {c.command}\n  did not finish in {CASE_TIMEOUT_S} s")
+                print(f"{path}:{c.line}: $ {c.command}\n  did not finish in {case_timeout_s} s")
                 failed += 1
                 continue
             if update:
@@ -171,8 +172,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
     ap.add_argument("--update", action="store_true")
+    ap.add_argument("--slow-factor", type=int, default=1, choices=range(1, 101), metavar="N",
+                    help="the binary runs up to N times slower than a Release build (ASan: 10)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
+    global case_timeout_s
+    case_timeout_s = CASE_TIMEOUT_S * a.slow_factor
     failed = sum(check_file(f, a.binary, a.update) for f in a.files)
     return 1 if failed else 0
 
