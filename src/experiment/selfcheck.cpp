@@ -130,14 +130,36 @@ bool wake_row(const machine::Machine& m, const std::string& key, int gap_us, con
   return true;
 }
 
+// On a guest, calibrate sets the wake-up's costs from medians (halted_wake_ns, ipi_send_ns:
+// wake_latency_/wake_syscall_<class>; running_ipi_ns: membarrier_ipi_<class>; see
+// apply_guest_halted_wake()): of the events where they were recorded, else of the batch values.
+// The model's calib wake and membarrier metrics are medians of their events too. Those rows compare
+// that median, not the estimate (the 25th percentile of the batch values, which a wake-up cost that
+// drifts within the run puts below the median: validation-data/2026-12-04, steady21-notes.md).
+struct Statistic {
+  double ns = 0;
+  std::string what;  // empty: the estimate
+};
+Statistic measured_statistic(const machine::Machine& m, const host::Measurement& x) {
+  if (!m.guest.present || !(is_wake_key(x.key) || starts(x.key, "membarrier_ipi_")) || x.median_ns <= 0)
+    return {x.value_ns, ""};
+  if (x.dist.n > 0) return {x.dist.p50, fmt::format("median of {} events", x.dist.n)};
+  return {x.median_ns, "median of the batch values"};
+}
+
 CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, const host::Measurement& x,
                 int gap_us, const RunShape& shape, Runner& run) {
   CheckRow row;
   row.key = x.key;
-  row.measured_ns = x.value_ns;
+  const Statistic stat = measured_statistic(m, x);
+  row.measured_ns = stat.ns;
   row.kind = "not modeled";
   row.how = "no model cost";
-  if (direct_row(m, x.key, row) || wake_row(m, x.key, gap_us, shape, run, row)) return row;
+  if (direct_row(m, x.key, row)) return row;
+  if (wake_row(m, x.key, gap_us, shape, run, row)) {
+    if (!stat.what.empty()) row.how += " (measured: " + stat.what + ")";
+    return row;
+  }
   auto sim = [&](const std::string& cmd, const std::string& metric) {
     row.kind = "simulated";
     row.how = cmd;
@@ -173,10 +195,14 @@ CheckRow row_of(const machine::Machine& m, const host::CalibrationResult& r, con
     std::string cls = x.key.substr(15);
     // The IPI round trip: the call with an IPI less the call without one.
     auto* no = r.find("membarrier_noipi_" + cls);
-    if (no) row.measured_ns = x.value_ns - no->value_ns;
+    // (calibrate takes membarrier_noipi's batch median off each membarrier_ipi event)
+    if (no) row.measured_ns = stat.ns - (stat.what.empty() ? no->value_ns : no->median_ns);
     if (int b = partner(m, cls); b > 0) sim(fmt::format("calib membarrier -c 0,{}", b), "membarrier_ipi");
     else row.how = kNoPair;
-    if (no) row.how += " (measured: membarrier_ipi - membarrier_noipi)";
+    if (no && !stat.what.empty())
+      row.how += " (measured: " + stat.what + " of membarrier_ipi - median of membarrier_noipi)";
+    else if (no)
+      row.how += " (measured: membarrier_ipi - membarrier_noipi)";
   } else if (starts(x.key, "syscall_")) {
     row.how = "no model cost (a syscall's entry and exit are inside each call's cost)";
   }
@@ -193,7 +219,12 @@ bool is_wake_key(const std::string& key) { return std::regex_match(key, wake_key
 std::vector<CheckRow> self_check(const machine::Machine& m, const host::CalibrationResult& r, int gap_us,
                                  const std::map<std::string, RunShape>* shapes) {
   std::vector<CheckRow> rows;
-  Runner run(m);
+  // The profile's own costs, without the per-run factor lognormal(0, noise.run_sigma): that factor
+  // is the run-to-run spread validate's runs draw one each of, and seed 1's draw scaled every
+  // simulated row alike (+6.3 % on the run_sigma 0.036 of validation-data/2026-12-04/host-2136).
+  machine::Machine central = m;
+  central.noise.run_sigma = 0;
+  Runner run(central);
   for (const auto& x : r.measurements) {
     if (starts(x.key, "membarrier_noipi_")) continue;
     RunShape shape;
@@ -250,7 +281,7 @@ nlohmann::ordered_json check_json(const std::vector<CheckRow>& rows, const std::
 host::CalibrationResult read_profile_measurements(const std::string& text, const std::string& where) {
   // "#   KEY   VALUE ns  median M  spread S%  [..]  N batches ... cpus A,B[  wakee idle state NAME][  events ...]"
   static const std::regex re(
-      R"(^#   ([a-z0-9_]+) +([0-9.]+) ns  median ([0-9.]+)  spread +([0-9.]+)%.*?  cpus ([0-9,]+)(?: \(\+[0-9]+ more pairs\))?(?:  wakee idle state (.+?))?(?:  events .*)?$)");
+      R"(^#   ([a-z0-9_]+) +([0-9.]+) ns  median ([0-9.]+)  spread +([0-9.]+)%.*?  cpus ([0-9,]+)(?: \(\+[0-9]+ more pairs\))?(?:  wakee idle state (.+?))?(?:  events ([0-9]+) p10/p50/p90/p99 ([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) sigma ([0-9.]+))?$)");
   host::CalibrationResult r;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -263,6 +294,11 @@ host::CalibrationResult read_profile_measurements(const std::string& text, const
     m.median_ns = std::stod(s[3]);
     m.cov = std::stod(s[4]) / 100;
     if (s[6].matched) m.idle_state = s[6];
+    if (s[7].matched) {
+      m.dist.n = std::stoi(s[7]);
+      m.dist.p10 = std::stod(s[8]), m.dist.p50 = std::stod(s[9]), m.dist.p90 = std::stod(s[10]);
+      m.dist.p99 = std::stod(s[11]), m.dist.sigma = std::stod(s[12]);
+    }
     r.measurements.push_back(m);
   }
   if (r.measurements.empty())

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiment/run.hpp"
 #include "experiment/selfcheck.hpp"
 #include "host/calibrate.hpp"
 #include "machine/param_api.hpp"
@@ -50,8 +51,57 @@ TEST(SelfCheck, EveryMeasurementHasARow) {
   EXPECT_EQ(p.how, "calib pipe -c 0,1");
   EXPECT_DOUBLE_EQ(p.measured_ns, 35716.3);
   EXPECT_GT(p.model_ns, 0);
+  // The IPI round trip. On this guest calibrate set running_ipi_ns from medians, and a samples
+  // file without events has only the batch values': their medians.
   const auto& mb = row(rows, "membarrier_ipi_llc");
-  EXPECT_NEAR(mb.measured_ns, 10718.5 - 371.0, 1e-6);  // the IPI round trip
+  EXPECT_NEAR(mb.measured_ns, 11216.8 - 371.0, 1e-6);
+}
+
+// The rows whose costs calibrate set from medians compare medians; the rest the estimate.
+TEST(SelfCheck, GuestWakeRowsCompareTheMedianTheirCostsCameFrom) {
+  auto m = profile();
+  ASSERT_TRUE(m.guest.present);
+  auto h = experiment::read_profile_measurements(slurp(kDir + "calq-1607.toml"), "calq-1607.toml");
+  auto events = experiment::self_check(m, h), batches = experiment::self_check(m, samples());
+  // From the profile's header: the events' median (halted_wake_ns is the median over 4500 wake-ups).
+  EXPECT_DOUBLE_EQ(row(events, "wake_latency_llc").measured_ns, 19954);
+  EXPECT_NE(row(events, "wake_latency_llc").how.find("(measured: median of 4500 events)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(row(events, "membarrier_ipi_llc").measured_ns, 11346 - 371.0);
+  // From a samples file without events: the batch values' median, as calibrate's fallback uses.
+  EXPECT_DOUBLE_EQ(row(batches, "wake_latency_llc").measured_ns, 19904);
+  EXPECT_NE(row(batches, "wake_latency_llc").how.find("(measured: median of the batch values)"), std::string::npos);
+  // Loop-timed rows keep the estimate; both sources simulate the same model.
+  EXPECT_DOUBLE_EQ(row(events, "pipe_rtt_llc").measured_ns, 35716.3);
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].model_ns, batches[i].model_ns) << events[i].key;
+  // Not a guest (bare metal sets ipi_latency_<class>_ns from the estimate): the estimate.
+  m.guest.present = false;
+  auto bare = experiment::self_check(m, h);
+  EXPECT_DOUBLE_EQ(row(bare, "wake_latency_llc").measured_ns, 19366.4);
+  EXPECT_EQ(row(bare, "wake_latency_llc").how, "calib wake -c 0,1 -g 60");
+  EXPECT_NEAR(row(bare, "membarrier_ipi_llc").measured_ns, 10718.5 - 371.0, 1e-6);
+}
+
+// The self-check simulates the profile's costs, not one run's draw of the per-run factor.
+TEST(SelfCheck, PerRunFactorIsLeftOut) {
+  auto m = profile();
+  auto r = samples();
+  machine::set_param(m, "noise.run_sigma", 0);
+  auto none = experiment::self_check(m, r);
+  machine::set_param(m, "noise.run_sigma", 0.2);
+  auto wide = experiment::self_check(m, r);
+  for (size_t i = 0; i < none.size(); ++i) EXPECT_EQ(none[i].model_ns, wide[i].model_ns) << none[i].key;
+  // ... while a run of the same profile draws it (seed 1: the factor moves the round trip).
+  experiment::RunSpec spec;
+  spec.command = {"calib", "pipe", "-c", "0"};
+  spec.seed = 1;
+  auto metric = [&](const machine::Machine& x) {
+    for (const auto& v : experiment::run_one(x, spec).metrics)
+      if (v.name == "usecs_per_op") return v.value;
+    return -1.0;
+  };
+  const double drawn = metric(m);
+  machine::set_param(m, "noise.run_sigma", 0);
+  EXPECT_GT(std::abs(drawn / metric(m) - 1), 0.01);
 }
 
 TEST(SelfCheck, ErrorsFollowTheProfile) {
