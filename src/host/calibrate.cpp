@@ -1547,6 +1547,53 @@ void apply_guest_halted_wake(CostSetter& cs, const WakeIpi& w) {
             "lognormal sigma = (ln p90 - ln p10) / 2.563 of the same", w.lat->cov);
 }
 
+// On a guest: the same two medians after the 5 and 500 us gaps (wake_latency_<class>_gapNus and
+// wake_syscall_<class>_gapNus, the same subtraction), where the wakee halted there too; the model
+// runs through them by the time a vCPU has been halted (kernel/guest.cpp median_after()).
+void apply_guest_halted_wake_gaps(CostSetter& cs, const WakeIpi& w) {
+  if (!w.halted) return;
+  const auto& k = cs.m.costs;
+  auto& g = cs.m.guest;
+  const TargetPath path = target_path(k, w.st, true);
+  const double send_base = w.nowaiter->value_ns + static_cast<double>(k.ttwu_ns);
+  struct Gap {
+    const char* suffix;
+    machine::Recorded *send, *wake;
+    const char *send_key, *wake_key;
+  };
+  const Gap gaps[] = {
+      {"_gap5us", &g.ipi_send_gap5us_ns, &g.halted_wake_gap5us_ns, "ipi_send_gap5us_ns", "halted_wake_gap5us_ns"},
+      {"_gap500us", &g.ipi_send_gap500us_ns, &g.halted_wake_gap500us_ns, "ipi_send_gap500us_ns",
+       "halted_wake_gap500us_ns"},
+  };
+  for (const Gap& gap : gaps) {
+    const Measurement* lat = cs.get("wake_latency_" + w.cls + gap.suffix);
+    const Measurement* wk = cs.get("wake_syscall_" + w.cls + gap.suffix);
+    if (!lat || !wk || lat->idle_state == kWakeeNotIdle) continue;
+    const machine::IdleState* st = wakee_state(cs.m, *lat);
+    if ((st && st->polling) || st != w.st) continue;  // it polled, or halted in another state
+    const std::string name = w.cls + gap.suffix;
+    if (lat->events.empty() || wk->events.size() != lat->events.size()) {
+      set_guest(cs, gap.send_key, *gap.send, std::round(wk->median_ns - send_base),
+                fmt::format("median wake_syscall_{} - futex_wake_nowaiter - ttwu (no events recorded)", name), wk->cov);
+      set_guest(cs, gap.wake_key, *gap.wake, std::round(lat->median_ns - wk->median_ns - path.ns),
+                fmt::format("median wake_latency_{} - median wake_syscall_{} - {} (no events recorded)", name, name,
+                            path.formula),
+                lat->cov);
+      continue;
+    }
+    const auto ds = distribution(shifted(wk->events, nullptr, send_base));
+    const auto dd = distribution(shifted(lat->events, &wk->events, path.ns));
+    set_guest(cs, gap.send_key, *gap.send, std::round(ds.p50),
+              fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu)", ds.n, name),
+              wk->cov);
+    set_guest(cs, gap.wake_key, *gap.wake, std::round(dd.p50),
+              fmt::format("median over {} wake-ups of (wake_latency_{} - wake_syscall_{}) - {}", dd.n, name, name,
+                          path.formula),
+              lat->cov);
+  }
+}
+
 // On a guest: an IPI to a running vCPU, from membarrier with and without one.
 void apply_guest_running_ipi(CostSetter& cs, const std::string& cls) {
   const Measurement *ipi = cs.get("membarrier_ipi_" + cls), *noipi = cs.get("membarrier_noipi_" + cls);
@@ -1580,6 +1627,7 @@ std::vector<CostUpdate> apply_calibration(machine::Machine& m, const Calibration
   apply_ipi_send(cs, w);
   if (m.guest.present) {
     apply_guest_halted_wake(cs, w);
+    apply_guest_halted_wake_gaps(cs, w);
     apply_guest_running_ipi(cs, w.cls);
   }
   return out;

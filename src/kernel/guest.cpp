@@ -12,9 +12,22 @@
 
 namespace schedlab::kernel {
 
-int64_t LogNormal::draw(sim::Rng& rng) const {
-  if (median <= 0) return 0;
-  double v = sigma > 0 ? median * std::exp(sigma * rng.normal()) : median;
+double LogNormal::median_after(int64_t halted_ns) const {
+  if (halted_ns < 0 || (gap5us <= 0 && gap500us <= 0)) return median;
+  // calibrate's gaps (host/calibrate.cpp add_wake_spec(): _gap5us, the 60 us default, _gap500us)
+  static const double x5 = std::log(5000.0), x60 = std::log(60000.0), x500 = std::log(500000.0);
+  const double lo = gap5us > 0 ? gap5us : median, hi = gap500us > 0 ? gap500us : median;
+  const double x = std::log(static_cast<double>(std::max<int64_t>(halted_ns, 1)));
+  if (x <= x5) return lo;
+  if (x <= x60) return lo + (x - x5) / (x60 - x5) * (median - lo);
+  if (x <= x500) return median + (x - x60) / (x500 - x60) * (hi - median);
+  return hi;
+}
+
+int64_t LogNormal::draw(sim::Rng& rng, int64_t halted_ns) const {
+  const double med = median_after(halted_ns);
+  if (med <= 0) return 0;
+  double v = sigma > 0 ? med * std::exp(sigma * rng.normal()) : med;
   if (max > 0) v = std::min(v, max);
   return static_cast<int64_t>(v + 0.5);
 }
@@ -27,6 +40,7 @@ LogNormal dist_of(const machine::Recorded& median, const machine::Recorded& sigm
   d.sigma = sigma.known() ? sigma.value : 0;
   return d;
 }
+double known_or_0(const machine::Recorded& r) { return r.known() ? r.value : 0; }
 }  // namespace
 
 void GuestModel::init(const machine::Machine& m, const sim::Rng& seed_rng, int nr_cpus) {
@@ -36,9 +50,14 @@ void GuestModel::init(const machine::Machine& m, const sim::Rng& seed_rng, int n
   ipi_virtualization = m.guest.ipi_virtualization.known() && m.guest.ipi_virtualization.value != 0;
   ipi_send = dist_of(m.guest.ipi_send_ns, m.guest.ipi_send_sigma);
   halted_wake = dist_of(m.guest.halted_wake_ns, m.guest.halted_wake_sigma);
+  ipi_send.gap5us = known_or_0(m.guest.ipi_send_gap5us_ns);
+  ipi_send.gap500us = known_or_0(m.guest.ipi_send_gap500us_ns);
+  halted_wake.gap5us = known_or_0(m.guest.halted_wake_gap5us_ns);
+  halted_wake.gap500us = known_or_0(m.guest.halted_wake_gap500us_ns);
   running_ipi = dist_of(m.guest.running_ipi_ns, m.guest.running_ipi_sigma);
   for (int c = 0; c < nr_cpus; ++c) rng.push_back(seed_rng.split("guest/" + std::to_string(c)));
   host_wake_at.assign(nr_cpus, Time());
+  send_found_halted_ns.assign(nr_cpus, -1);
   stolen_until.assign(nr_cpus, Time());
 }
 
@@ -49,6 +68,14 @@ bool vcpu_halted(const Kernel& k, int cpu) {
   if (state >= 0 && state < nst) return !k.m.idle_states[state].polling;
   return !k.m.tunables.idle_poll;  // default_idle (HLT) or idle=poll
 }
+
+namespace {
+// How long the vCPU has been in its halted state at `at` (-1: not halted).
+int64_t halted_for(const Kernel& k, int cpu, Time at) {
+  if (!vcpu_halted(k, cpu)) return -1;
+  return std::max<int64_t>(0, (at - k.cpuidle(cpu).entered).count());
+}
+}  // namespace
 
 namespace {
 int64_t bare_ipi_send_ns(Kernel& k, int, int) { return k.cost(k.m.costs.ipi_send_ns); }
@@ -83,8 +110,10 @@ int64_t guest_ipi_send_ns(Kernel& k, int from, int to) {
   GuestModel& g = k.guest();
   if (g.ipi_virtualization && !vcpu_halted(k, to)) return k.cost(k.m.costs.ipi_send_ns);
   k.rq(from).c.guest_ipi_exits++;
+  const int64_t halted = halted_for(k, to, k.now());
+  g.send_found_halted_ns[to] = halted;
   if (!g.ipi_send.known) return k.cost(k.m.costs.ipi_send_ns);
-  return k.cost(g.ipi_send.draw(g.rng[from]));
+  return k.cost(g.ipi_send.draw(g.rng[from], halted));
 }
 
 // G1: a halted vCPU runs the handler when the host has woken it (halted_wake, from the send);
@@ -95,10 +124,12 @@ int64_t guest_ipi_latency_ns(Kernel& k, int from, int to, Time at, bool& host_wo
   GuestModel& g = k.guest();
   const int64_t bare = k.cost(k.m.ipi_latency_ns(k.topo.distance(from, to)));
   host_woken = false;
+  const int64_t found = g.send_found_halted_ns[to];
+  g.send_found_halted_ns[to] = -1;
   if (vcpu_halted(k, to) && g.halted_wake.known) {
     host_woken = true;
     if (g.host_wake_at[to] > at) return (g.host_wake_at[to] - at).count();
-    int64_t lat = k.cost(g.halted_wake.draw(g.rng[to]));
+    int64_t lat = k.cost(g.halted_wake.draw(g.rng[to], found >= 0 ? found : halted_for(k, to, at)));
     g.host_wake_at[to] = at + Time::ns(lat);
     k.rq(to).c.guest_halted_wakes++;
     k.rq(to).c.guest_halted_wake_ns += lat;
@@ -123,7 +154,7 @@ bool guest_hold_irq(Kernel& k, int cpu, const Irq& irq) {
     if (g.host_wake_at[cpu] > now) {
       when = std::max(when, g.host_wake_at[cpu]);
     } else {
-      int64_t lat = k.cost(g.halted_wake.draw(g.rng[cpu]));
+      int64_t lat = k.cost(g.halted_wake.draw(g.rng[cpu], halted_for(k, cpu, now)));
       g.host_wake_at[cpu] = now + Time::ns(lat);
       k.rq(cpu).c.guest_halted_wakes++;
       k.rq(cpu).c.guest_halted_wake_ns += lat;

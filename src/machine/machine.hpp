@@ -302,6 +302,11 @@ struct Guest {
   Recorded ipi_send_sigma;        // ln
   Recorded halted_wake_ns;        // IPI sent -> handler runs on a halted vCPU (host wakes it, VM entry)
   Recorded halted_wake_sigma;     // ln
+  // The same two medians after idle gaps of 5 and 500 us (calibrate's _gap5us / _gap500us keys;
+  // the two above are after 60 us): the model runs through the three by the time the vCPU has
+  // been halted (kernel/guest.hpp LogNormal::median_after()). Optional.
+  Recorded ipi_send_gap5us_ns, ipi_send_gap500us_ns;
+  Recorded halted_wake_gap5us_ns, halted_wake_gap500us_ns;
   Recorded running_ipi_ns;        // IPI round trip to a running vCPU (membarrier expedited)
   Recorded running_ipi_sigma;     // ln
   // bool: the host virtualises IPIs (Intel IPIv, AMD AVIC): sending to a running vCPU does not

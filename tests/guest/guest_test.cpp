@@ -155,6 +155,27 @@ TEST(Guest, WakingAHaltedVcpuIsAnIpiExitAndAHostWakeup) {
   EXPECT_GT(per_round, 0.8 * 2 * (kIpiSend + kHaltedWake - 1000 - 100));
 }
 
+// The gap points (guest.halted_wake_gap5us_ns, _gap500us_ns): linear in ln(time halted) between
+// 5, 60 and 500 us, flat outside; one point alone bends only its side; none: the median.
+TEST(Guest, HaltedWakeMedianRunsThroughTheGapPoints) {
+  kernel::LogNormal d;
+  d.median = 10000;
+  EXPECT_EQ(d.median_after(1000), 10000);
+  d.gap5us = 8000;
+  d.gap500us = 16000;
+  EXPECT_EQ(d.median_after(-1), 10000);  // not halted
+  EXPECT_EQ(d.median_after(0), 8000);
+  EXPECT_EQ(d.median_after(5000), 8000);
+  EXPECT_DOUBLE_EQ(d.median_after(60000), 10000);
+  EXPECT_NEAR(d.median_after(static_cast<int64_t>(std::sqrt(5000.0 * 60000.0))), 9000, 1);
+  EXPECT_NEAR(d.median_after(static_cast<int64_t>(std::sqrt(60000.0 * 500000.0))), 13000, 1);
+  EXPECT_EQ(d.median_after(500000), 16000);
+  EXPECT_EQ(d.median_after(50000000), 16000);
+  d.gap5us = 0;
+  EXPECT_EQ(d.median_after(1000), 10000);
+  EXPECT_EQ(d.median_after(500000), 16000);
+}
+
 TEST(Guest, IpiToARunningVcpuIsDeliveredWithoutAHostWakeup) {
   int64_t exit_wait = 0;
   for (bool ipiv : {false, true}) {
