@@ -55,13 +55,13 @@ def trust_section():
         "{unconverged} whose seeds or length cannot call it, {baseoff} on a base more than 2x off the published one,\n"
         "{missed} missed, {notrun} not runnable yet;\n"
         "[docs/reproduction.md](docs/reproduction.md)); against the real kernel of the machine it runs on,\n"
-        "`schedlab validate`'s {n} acceptance runs ({dates}, a 2-vCPU VM, busy on 2026-12-01 and quiet on 2026-12-03) had **{amean} of {cases}** cases\n"
+        "`schedlab validate`'s {n} acceptance runs ({dates}, a 2-vCPU VM, busy on 2026-12-01 and quiet since 2026-12-03) had **{amean} of {cases}** cases\n"
         "within 15 % in AMean and {cov} within 2x in CoV ([docs/validation.md](docs/validation.md)). Use it\n"
         "to see which kernel paths a change exercises and in which direction, not to predict a real\n"
         "machine's numbers; [docs/model.md](docs/model.md) lists what is modeled and what is not.\n"
     ).format(inband=inband, total=total, ran=ran, direction=direction, unexercised=unexercised, unconverged=unconverged,
              baseoff=baseoff, missed=missed, notrun=notrun, n=len(runs),
-             dates=" and ".join(dates), amean=amean, cases=cases, cov=cov)
+             dates=", ".join(dates[:-1]) + (" and " if len(dates) > 1 else "") + dates[-1], amean=amean, cases=cases, cov=cov)
 
 
 def keep(lines, spec):
