@@ -370,54 +370,6 @@ std::string probe_and_calibrate_on_first_use(const ValidateOptions& opt) {
                      cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());
 }
 
-// What the report says about this machine, the model's and the options, before any run.
-ValidationReport report_header(const ValidateOptions& opt, const machine::Machine& m, const std::string& first_use) {
-  ValidationReport r;
-  r.first_use = first_use;
-  r.machine = opt.machine;
-  r.profile_path = m.source_path;
-  r.profile_kind = profile_kind(opt.machine, m.source_path);
-  utsname u{};
-  if (uname(&u) == 0) r.kernel = u.release;
-  char hn[256] = "?";
-  gethostname(hn, sizeof hn - 1);
-  r.hostname = hn;
-  r.nr_online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  r.model_cpus = m.topo.nr_cpus();
-  r.runs = opt.runs;
-  r.max_busy_pct = opt.max_busy_pct;
-  r.quick = opt.quick;
-  r.sets = opt.sets;
-  r.started_utc = utc_now();
-  r.loadavg_before = loadavg();
-  if (double la = std::atof(r.loadavg_before.c_str()); la > 0.5 * r.nr_online_cpus)
-    r.warnings.push_back(fmt::format("the machine is busy (load average {:.2f} on {} CPUs): the real runs share the "
-                                     "CPUs with other work, the model does not; validate on an otherwise idle machine",
-                                     la, r.nr_online_cpus));
-  if (r.profile_kind.rfind("calibrated", 0) != 0)
-    r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
-  // The kernel settings the model runs: the profile's [kernel] features under the cases' own
-  // (docs/host.md); without [kernel] the model's defaults, which are not this kernel's.
-  const std::string feats = run_features(RunSpec{}, &m).describe();
-  if (m.kernel.present) {
-    r.model_kernel = fmt::format("model features {} (the profile's [kernel]: {}), base slice {} ns",
-                                 feats.empty() ? "default" : feats,
-                                 m.kernel.features.known() ? m.kernel.features.source : "no features recorded",
-                                 m.tunables.base_slice_ns);
-    if (m.kernel.release.known() && !r.kernel.empty() && m.kernel.release.value != r.kernel)
-      r.warnings.push_back(fmt::format("the profile was probed on Linux {}, this machine runs {}: probe again",
-                                       m.kernel.release.value, r.kernel));
-  } else {
-    r.model_kernel = fmt::format("model features {}, base slice {} ns (the profile has no [kernel] section: not "
-                                 "this kernel's settings)",
-                                 feats.empty() ? "default" : feats, m.tunables.base_slice_ns);
-    if (r.profile_kind.rfind("calibrated", 0) == 0 || r.profile_kind.rfind("probed", 0) == 0)
-      r.warnings.push_back("the profile has no [kernel] section (written before `host probe` read the kernel's "
-                           "scheduler settings): the model runs its default features and the base profile's base "
-                           "slice; run `schedlab host probe` (and calibrate) again");
-  }
-  return r;
-}
 
 // One case: the real runs first (nothing else of ours runs meanwhile), then the model's.
 CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const machine::Machine& m,
@@ -463,6 +415,59 @@ void warn_other_work(ValidationReport& r) {
 }
 
 }  // namespace
+
+// What the report says about this machine, the model's and the options, before any run.
+ValidationReport report_header(const ValidateOptions& opt, const machine::Machine& m, const std::string& first_use) {
+  ValidationReport r;
+  r.first_use = first_use;
+  r.machine = opt.machine;
+  r.profile_path = m.source_path;
+  r.profile_kind = profile_kind(opt.machine, m.source_path);
+  utsname u{};
+  if (uname(&u) == 0) r.kernel = u.release;
+  char hn[256] = "?";
+  gethostname(hn, sizeof hn - 1);
+  r.hostname = hn;
+  r.nr_online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  r.model_cpus = m.topo.nr_cpus();
+  r.runs = opt.runs;
+  r.max_busy_pct = opt.max_busy_pct;
+  r.quick = opt.quick;
+  r.sets = opt.sets;
+  r.started_utc = utc_now();
+  r.loadavg_before = loadavg();
+  if (double la = std::atof(r.loadavg_before.c_str()); la > 0.5 * r.nr_online_cpus)
+    r.warnings.push_back(fmt::format("the machine is busy (load average {:.2f} on {} CPUs): the real runs share the "
+                                     "CPUs with other work, the model does not; validate on an otherwise idle machine",
+                                     la, r.nr_online_cpus));
+  if (r.profile_kind.rfind("calibrated", 0) != 0)
+    r.warnings.push_back("the profile's costs were not measured on this machine (" + r.profile_kind + ")");
+  // The kernel settings the model runs: the profile's [kernel] features under the cases' own
+  // (docs/host.md); without [kernel] the model's defaults, which are not this kernel's.
+  const std::string feats = run_features(RunSpec{}, &m).describe();
+  if (m.kernel.present) {
+    r.model_kernel = fmt::format("model features {} (the profile's [kernel]: {}), base slice {} ns",
+                                 feats.empty() ? "default" : feats,
+                                 m.kernel.features.known() ? m.kernel.features.source : "no features recorded",
+                                 m.tunables.base_slice_ns);
+    if (m.kernel.release.known() && !r.kernel.empty() && m.kernel.release.value != r.kernel)
+      r.warnings.push_back(fmt::format("the profile was probed on Linux {}, this machine runs {}: probe again",
+                                       m.kernel.release.value, r.kernel));
+    if (m.kernel.other_sched_sysctls.known())
+      r.warnings.push_back(fmt::format("the real kernel has scheduler settings mainline Linux does not ({}): its "
+                                       "runs include what they change, the model's do not",
+                                       m.kernel.other_sched_sysctls.value));
+  } else {
+    r.model_kernel = fmt::format("model features {}, base slice {} ns (the profile has no [kernel] section: not "
+                                 "this kernel's settings)",
+                                 feats.empty() ? "default" : feats, m.tunables.base_slice_ns);
+    if (r.profile_kind.rfind("calibrated", 0) == 0 || r.profile_kind.rfind("probed", 0) == 0)
+      r.warnings.push_back("the profile has no [kernel] section (written before `host probe` read the kernel's "
+                           "scheduler settings): the model runs its default features and the base profile's base "
+                           "slice; run `schedlab host probe` (and calibrate) again");
+  }
+  return r;
+}
 
 ValidationReport validate(const ValidateOptions& opt) {
   if (opt.runs < 1) throw SpecError(fmt::format("--runs must be at least 1 (got {})", opt.runs));

@@ -11,6 +11,10 @@
 #include "report/report.hpp"
 #include "stats/stats.hpp"
 
+namespace schedlab::machine {
+struct Machine;
+}
+
 namespace schedlab::experiment {
 
 struct ValidationCase {
@@ -93,6 +97,10 @@ struct ValidationReport {
 // Runs everything. Throws host::HostError (tool missing, unparseable output), machine::ProfileError
 // (no host profile, bad --set), SpecError (runs < 1, no case matches `only`).
 ValidationReport validate(const ValidateOptions& opt);
+// The report's header before any run: this machine, the profile and the kernel settings the model
+// runs, and the warnings about them (a busy machine, costs not measured here, a [kernel] probed on
+// another release or with scheduler settings mainline Linux does not have).
+ValidationReport report_header(const ValidateOptions& opt, const machine::Machine& m, const std::string& first_use);
 
 // The report as text (aligned table with a header), markdown, JSON (with every sample) or CSV
 // (one row per case). Deterministic for a given report.

@@ -273,6 +273,44 @@ void probe_autogroup(const fs::path& root, const std::string& config, KernelInfo
   }
 }
 
+// /proc/sys/kernel/sched_* that mainline Linux does not have: a vendor kernel's own scheduler
+// settings (the dev VM's 6.18.44-fc has sched_vcpu_pack). The model cannot know what they change,
+// so they are recorded and warned about: validate's real runs include their effect.
+void probe_other_sched_sysctls(const fs::path& root, KernelInfo& k, std::vector<std::string>& warnings) {
+  // The names mainline has had there, v4.x to v6.18 (kernel/sched/*.c sysctl tables; the
+  // SCHED_DEBUG ones moved to debugfs in v5.13).
+  static const std::vector<std::string> mainline = {
+      "sched_autogroup_enabled", "sched_cfs_bandwidth_slice_us", "sched_child_runs_first",
+      "sched_deadline_period_max_us", "sched_deadline_period_min_us", "sched_energy_aware", "sched_itmt_enabled",
+      "sched_rr_timeslice_ms", "sched_rt_period_us", "sched_rt_runtime_us", "sched_schedstats",
+      "sched_util_clamp_max", "sched_util_clamp_min", "sched_util_clamp_min_rt_default", "sched_latency_ns",
+      "sched_min_granularity_ns", "sched_wakeup_granularity_ns", "sched_migration_cost_ns", "sched_nr_migrate",
+      "sched_tunable_scaling", "sched_time_avg_ms", "sched_shares_window_ns", "sched_domain",
+      "sched_numa_balancing_scan_delay_ms", "sched_numa_balancing_scan_period_min_ms",
+      "sched_numa_balancing_scan_period_max_ms", "sched_numa_balancing_scan_size_mb", "sched_compat_yield"};
+  const fs::path dir = root / "proc/sys/kernel";
+  std::error_code ec;
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("sched_", 0) != 0 || !e.is_regular_file(ec)) continue;
+    if (std::find(mainline.begin(), mainline.end(), name) != mainline.end()) continue;
+    auto v = read_file_trimmed(e.path().string());
+    std::string value = v ? *v : "(unreadable)";
+    std::replace(value.begin(), value.end(), ',', ' ');
+    std::replace(value.begin(), value.end(), '\n', ' ');
+    found.push_back(name + "=" + value);
+  }
+  if (found.empty()) return;
+  std::sort(found.begin(), found.end());  // directory order is not stable
+  std::string list;
+  for (const auto& f : found) list += (list.empty() ? "" : ",") + f;
+  k.other_sched_sysctls = RecordedText{list, "/proc/sys/kernel (not in mainline Linux: not modeled)"};
+  warnings.push_back(fmt::format("/proc/sys/kernel has scheduler settings mainline Linux does not: {}; the model "
+                                 "does not know what they change (validate's real runs include their effect)",
+                                 list));
+}
+
 }  // namespace
 
 std::optional<KernelVersion> parse_kernel_version(const std::string& release) {
@@ -356,6 +394,7 @@ machine::KernelInfo probe_kernel(const std::string& root_str, const std::string&
   probe_features(root, v, k, found);
   probe_preempt(root, config, k, found);
   probe_autogroup(root, config, k, found);
+  probe_other_sched_sysctls(root, k, found);
   warnings.insert(warnings.end(), found.begin(), found.end());
   return k;
 }

@@ -146,6 +146,9 @@ const std::vector<KernelTextField>& kernel_text_fields() {
       {"sched_features_mask", &KernelInfo::sched_features_mask,
        "sysctl_sched_features as the kernel printed it (a bitmask in features.h order; not decoded)"},
       {"preempt", &KernelInfo::preempt, "preemption model: none, voluntary, full, lazy or rt (recorded, not modeled)"},
+      {"other_sched_sysctls", &KernelInfo::other_sched_sysctls,
+       "/proc/sys/kernel/sched_* settings mainline Linux does not have, NAME=VALUE comma-separated (a vendor "
+       "kernel's own scheduler code: recorded, not modeled)"},
   };
   return table;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "experiment/validate.hpp"
+#include "machine/machine.hpp"
 
 using namespace schedlab;
 using experiment::CaseResult;
@@ -149,4 +150,23 @@ TEST(ValidateRender, ContextSwitchesBesideTheModel) {
   auto j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
   EXPECT_EQ(j["cases"][1]["real"]["voluntary_switches"][1], 40010);
   EXPECT_EQ(j["cases"][1]["sim"]["involuntary_switches"][0], 0);
+}
+
+// The header warns when the profile's [kernel] has scheduler settings mainline Linux does not
+// (host::probe_kernel() records them: the dev VM's sched_vcpu_pack), and only then.
+TEST(ValidateHeader, WarnsAboutTheKernelsOwnSchedulerSettings) {
+  machine::Machine m = machine::load_profile("tiny-4");
+  m.kernel.present = true;
+  experiment::ValidateOptions opt;
+  opt.machine = "tiny-4";
+  auto says = [](const experiment::ValidationReport& r) {
+    for (const auto& w : r.warnings)
+      if (w.find("mainline Linux does not") != std::string::npos) return w;
+    return std::string();
+  };
+  EXPECT_EQ(says(experiment::report_header(opt, m, "")), "");
+  m.kernel.other_sched_sysctls = machine::RecordedText{"sched_vcpu_pack=15", "/proc/sys/kernel"};
+  EXPECT_EQ(says(experiment::report_header(opt, m, "")),
+            "the real kernel has scheduler settings mainline Linux does not (sched_vcpu_pack=15): its runs include "
+            "what they change, the model's do not");
 }

@@ -79,7 +79,27 @@ TEST(KernelProbe, DevVmFixture) {
   EXPECT_NE(k.preempt.source.find("PREEMPT_DYNAMIC"), std::string::npos);
   EXPECT_EQ(k.autogroup.value, 1);
   EXPECT_EQ(k.autogroup.source, "/proc/sys/kernel/sched_autogroup_enabled");
-  EXPECT_EQ(w.size(), 1u);  // only the features fallback
+  // The vendor kernel's own scheduler setting, recorded and warned about; the mainline one not.
+  EXPECT_EQ(k.other_sched_sysctls.value, "sched_vcpu_pack=15");
+  EXPECT_TRUE(has(w, "/proc/sys/kernel has scheduler settings mainline Linux does not: sched_vcpu_pack=15"));
+  EXPECT_EQ(w.size(), 2u);  // the features fallback and that
+}
+
+// Only sched_* names mainline has never had are listed, sorted; none: nothing recorded.
+TEST(KernelProbe, OtherSchedSysctlsAreTheNonMainlineOnes) {
+  KernelTree t;
+  t.write("proc/sys/kernel/sched_zz_vendor", "1 2");
+  t.write("proc/sys/kernel/sched_util_clamp_max", "1024");
+  t.write("proc/sys/kernel/numa_balancing", "0");
+  std::vector<std::string> w;
+  auto k = host::probe_kernel(t.root(), t.config(), 2, w);
+  EXPECT_EQ(k.other_sched_sysctls.value, "sched_vcpu_pack=15,sched_zz_vendor=1 2");
+  t.remove("proc/sys/kernel/sched_vcpu_pack");
+  t.remove("proc/sys/kernel/sched_zz_vendor");
+  w.clear();
+  k = host::probe_kernel(t.root(), t.config(), 2, w);
+  EXPECT_FALSE(k.other_sched_sysctls.known());
+  EXPECT_FALSE(has(w, "mainline Linux does not"));
 }
 
 // Each base slice source in turn, garbled values skipped with a warning, and the version's
@@ -134,6 +154,7 @@ TEST(KernelProbe, BaseSliceSourcesAndFallback) {
 // does not list takes the version's setting; a garbled file is ignored for the defaults.
 TEST(KernelProbe, FeaturesFileByName) {
   KernelTree t;
+  t.remove("proc/sys/kernel/sched_vcpu_pack");  // (its own warning: OtherSchedSysctlsAreTheNonMainlineOnes)
   t.write("sys/kernel/debug/sched/features",
           "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY "
           "PICK_BUDDY CACHE_HOT_BUDDY NO_DELAY_DEQUEUE DELAY_ZERO WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL "
