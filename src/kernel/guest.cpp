@@ -75,9 +75,7 @@ int64_t halted_for(const Kernel& k, int cpu, Time at) {
   if (!vcpu_halted(k, cpu)) return -1;
   return std::max<int64_t>(0, (at - k.cpuidle(cpu).entered).count());
 }
-}  // namespace
 
-namespace {
 int64_t bare_ipi_send_ns(Kernel& k, int, int) { return k.cost(k.m.costs.ipi_send_ns); }
 int64_t bare_ipi_latency_ns(Kernel& k, int from, int to, Time, bool& host_woken) {
   host_woken = false;
