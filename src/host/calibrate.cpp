@@ -1507,30 +1507,47 @@ std::vector<double> shifted(const std::vector<double>& a, const std::vector<doub
 
 double round3(double x) { return std::round(x * 1000) / 1000; }
 
+// One wake-up test pair (wake_latency_X, wake_syscall_X) split into the waker's exit
+// (wake_syscall - futex_wake_nowaiter - ttwu) and the halted vCPU's wake-up (wake_latency -
+// wake_syscall - the wakee-side path the model charges): over the events pairwise, or, `events`
+// false, over the medians of the batch values (then only the p50s are set and n is 0).
+struct HaltedWakeSplit {
+  Distribution send, deliver;
+};
+HaltedWakeSplit split_halted_wake(const Measurement& lat, const Measurement& wk, const Measurement& nowaiter,
+                                  int64_t ttwu_ns, double path_ns, bool events) {
+  HaltedWakeSplit s;
+  if (!events) {
+    s.send.p50 = wk.median_ns - nowaiter.value_ns - static_cast<double>(ttwu_ns);
+    s.deliver.p50 = lat.median_ns - wk.median_ns - path_ns;
+    return s;
+  }
+  s.send = distribution(shifted(wk.events, nullptr, nowaiter.value_ns + static_cast<double>(ttwu_ns)));
+  s.deliver = distribution(shifted(lat.events, &wk.events, path_ns));
+  return s;
+}
+
 // On a guest: the distributions of the IPI send and of the halted vCPU's wake-up, per wake-up.
 void apply_guest_halted_wake(CostSetter& cs, const WakeIpi& w) {
   if (!w.halted) return;
   const auto& k = cs.m.costs;
   auto& g = cs.m.guest;
   TargetPath path = target_path(k, w.st, true);
-  double guest_side = path.ns;
   if (w.lat->events.empty() && w.wk->events.empty()) {
     // Measurements without their events (a samples file that kept only the estimates, as the
     // self-check's fixture): the medians of the batch values; the shapes stay as they are.
-    set_guest(cs, "ipi_send_ns", g.ipi_send_ns,
-              std::round(w.wk->median_ns - w.nowaiter->value_ns - static_cast<double>(k.ttwu_ns)),
+    const auto m = split_halted_wake(*w.lat, *w.wk, *w.nowaiter, k.ttwu_ns, path.ns, false);
+    set_guest(cs, "ipi_send_ns", g.ipi_send_ns, std::round(m.send.p50),
               fmt::format("median wake_syscall_{} - futex_wake_nowaiter - ttwu (no events recorded)", w.cls),
               w.wk->cov);
-    set_guest(cs, "halted_wake_ns", g.halted_wake_ns, std::round(w.lat->median_ns - w.wk->median_ns - guest_side),
+    set_guest(cs, "halted_wake_ns", g.halted_wake_ns, std::round(m.deliver.p50),
               fmt::format("median wake_latency_{} - median wake_syscall_{} - {} (no events recorded)", w.cls, w.cls,
                           path.formula),
               w.lat->cov);
     return;
   }
   if (w.lat->events.empty() || w.wk->events.size() != w.lat->events.size()) return;
-  auto send = shifted(w.wk->events, nullptr, w.nowaiter->value_ns + static_cast<double>(k.ttwu_ns));
-  auto deliver = shifted(w.lat->events, &w.wk->events, guest_side);
-  auto ds = distribution(send), dd = distribution(deliver);
+  const auto [ds, dd] = split_halted_wake(*w.lat, *w.wk, *w.nowaiter, k.ttwu_ns, path.ns, true);
   set_guest(cs, "ipi_send_ns", g.ipi_send_ns, std::round(ds.p50),
             fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu) (p10 {:.0f}, p90 "
                         "{:.0f} ns)",
@@ -1548,14 +1565,14 @@ void apply_guest_halted_wake(CostSetter& cs, const WakeIpi& w) {
 }
 
 // On a guest: the same two medians after the 5 and 500 us gaps (wake_latency_<class>_gapNus and
-// wake_syscall_<class>_gapNus, the same subtraction), where the wakee halted there too; the model
-// runs through them by the time a vCPU has been halted (kernel/guest.cpp median_after()).
+// wake_syscall_<class>_gapNus, split_halted_wake() as for the 60 us point), where the wakee halted
+// there too; the model runs through them by the time a vCPU has been halted (kernel/guest.cpp
+// median_after()).
 void apply_guest_halted_wake_gaps(CostSetter& cs, const WakeIpi& w) {
   if (!w.halted) return;
   const auto& k = cs.m.costs;
   auto& g = cs.m.guest;
   const TargetPath path = target_path(k, w.st, true);
-  const double send_base = w.nowaiter->value_ns + static_cast<double>(k.ttwu_ns);
   struct Gap {
     const char* suffix;
     machine::Recorded *send, *wake;
@@ -1573,17 +1590,17 @@ void apply_guest_halted_wake_gaps(CostSetter& cs, const WakeIpi& w) {
     const machine::IdleState* st = wakee_state(cs.m, *lat);
     if ((st && st->polling) || st != w.st) continue;  // it polled, or halted in another state
     const std::string name = w.cls + gap.suffix;
-    if (lat->events.empty() || wk->events.size() != lat->events.size()) {
-      set_guest(cs, gap.send_key, *gap.send, std::round(wk->median_ns - send_base),
+    const bool events = !lat->events.empty() && wk->events.size() == lat->events.size();
+    const auto [ds, dd] = split_halted_wake(*lat, *wk, *w.nowaiter, k.ttwu_ns, path.ns, events);
+    if (!events) {
+      set_guest(cs, gap.send_key, *gap.send, std::round(ds.p50),
                 fmt::format("median wake_syscall_{} - futex_wake_nowaiter - ttwu (no events recorded)", name), wk->cov);
-      set_guest(cs, gap.wake_key, *gap.wake, std::round(lat->median_ns - wk->median_ns - path.ns),
+      set_guest(cs, gap.wake_key, *gap.wake, std::round(dd.p50),
                 fmt::format("median wake_latency_{} - median wake_syscall_{} - {} (no events recorded)", name, name,
                             path.formula),
                 lat->cov);
       continue;
     }
-    const auto ds = distribution(shifted(wk->events, nullptr, send_base));
-    const auto dd = distribution(shifted(lat->events, &wk->events, path.ns));
     set_guest(cs, gap.send_key, *gap.send, std::round(ds.p50),
               fmt::format("median over {} wake-ups of (wake_syscall_{} - futex_wake_nowaiter - ttwu)", ds.n, name),
               wk->cov);

@@ -303,8 +303,7 @@ void probe_other_sched_sysctls(const fs::path& root, KernelInfo& k, std::vector<
   }
   if (found.empty()) return;
   std::sort(found.begin(), found.end());  // directory order is not stable
-  std::string list;
-  for (const auto& f : found) list += (list.empty() ? "" : ",") + f;
+  const std::string list = fmt::format("{}", fmt::join(found, ","));
   k.other_sched_sysctls = RecordedText{list, "/proc/sys/kernel (not in mainline Linux: not modeled)"};
   warnings.push_back(fmt::format("/proc/sys/kernel has scheduler settings mainline Linux does not: {}; the model "
                                  "does not know what they change (validate's real runs include their effect)",
