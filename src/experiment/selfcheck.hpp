@@ -24,7 +24,8 @@ struct CheckRow {
 };
 
 // One row per measurement of r (in r's order; membarrier_noipi_* folded into membarrier_ipi_*),
-// each simulated on m with seed 1 and without m's per-run cost factor (noise.run_sigma). Model CPUs: 0 and the first CPU at the key's distance class.
+// each simulated on m with seed 1 and without m's per-run cost factor (noise.run_sigma). Model
+// CPUs: 0 and the first CPU at the key's distance class.
 // wake_latency_<class> without a _gap suffix ran after `gap_us` (calibrate: 60, --quick 30).
 // idle_exit_<STATE> (a published figure, machines --check) is direct: the state's wake_cost_ns.
 // `shapes` (machines --check): a wake_* key's run of another length (`calib wake -n N`) or its

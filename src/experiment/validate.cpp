@@ -370,7 +370,6 @@ std::string probe_and_calibrate_on_first_use(const ValidateOptions& opt) {
                      cal.elapsed_s, updates.size(), cal.warnings.size() + pr.warnings.size());
 }
 
-
 // One case: the real runs first (nothing else of ours runs meanwhile), then the model's.
 CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const machine::Machine& m,
                     const RunSpec& spec) {

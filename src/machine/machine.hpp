@@ -329,7 +329,7 @@ struct KernelInfo {
   RecordedText preempt;             // none | voluntary | full | lazy | rt (not modeled)
   Recorded autogroup;               // bool: sched_autogroup_enabled (not modeled)
   Recorded base_slice_ns;           // ns: the base slice read from the kernel
-  RecordedText other_sched_sysctls; // NAME=VALUE,...: /proc/sys/kernel/sched_* mainline Linux does not have (not modeled)
+  RecordedText other_sched_sysctls; // NAME=VALUE,...: /proc/sys/kernel/sched_* not in mainline (not modeled)
   bool operator==(const KernelInfo&) const = default;
 };
 
