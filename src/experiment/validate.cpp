@@ -135,28 +135,34 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
 }
 
-// The mechanism beside the time: context switches of the benchmark's processes per run (mean),
-// real (wait4 rusage) and model, voluntary and involuntary. Only for cases that recorded them.
+// The mechanism beside the time, per run (mean): context switches of the benchmark's processes,
+// real (wait4 rusage) and model, voluntary and involuntary, and their CPU migrations (real: perf's
+// cpu-migrations; model: workload_migrations). Only for cases that recorded them.
 std::string switch_table(const ValidationReport& r, bool markdown) {
   std::string out;
   auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
   for (const auto& c : r.cases) {
     if (c.real_vcsw.empty() && c.sim_vcsw.empty()) continue;
     double rv = mean_of(c.real_vcsw), sv = mean_of(c.sim_vcsw), ri = mean_of(c.real_ivcsw), si = mean_of(c.sim_ivcsw);
+    double rm = mean_of(c.real_migrations), sm = mean_of(c.sim_migrations);
     std::string ratio = std::isfinite(rv) && rv > 0 && std::isfinite(sv) ? fmt::format("{:.2f}", sv / rv) : "-";
-    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", command_of(c.c), cell(rv), cell(sv), ratio,
-                                  cell(ri), cell(si))
-                    : fmt::format("{:<32}  {:>10}  {:>10}  {:>6}  {:>10}  {:>10}\n", command_of(c.c), cell(rv),
-                                  cell(sv), ratio, cell(ri), cell(si));
+    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", command_of(c.c), cell(rv), cell(sv),
+                                  ratio, cell(ri), cell(si), cell(rm), cell(sm))
+                    : fmt::format("{:<32}  {:>10}  {:>10}  {:>6}  {:>10}  {:>11}  {:>10}  {:>10}\n", command_of(c.c),
+                                  cell(rv), cell(sv), ratio, cell(ri), cell(si), cell(rm), cell(sm));
   }
   if (out.empty()) return out;
+  const char* what = "per run (mean; real: wait4 rusage and perf's cpu-migrations, model: workload_nvcsw / "
+                     "workload_nivcsw / workload_migrations)";
   std::string head =
-      markdown ? "\nContext switches of the benchmark's processes per run (mean; real: wait4 rusage, model: "
-                 "workload_nvcsw / workload_nivcsw):\n\n| case | real voluntary | model voluntary | model / real | "
-                 "real involuntary | model involuntary |\n|---|---:|---:|---:|---:|---:|\n"
-               : fmt::format("\ncontext switches of the benchmark's processes per run (mean; real: wait4 rusage, "
-                             "model: workload_nvcsw / workload_nivcsw):\n{:<32}  {:>10}  {:>10}  {:>6}  {:>10}  {:>10}\n",
-                             "case", "real vol", "model vol", "x", "real invol", "model invol");
+      markdown ? fmt::format("\nContext switches and CPU migrations of the benchmark's processes {}:\n\n| case | real "
+                             "voluntary | model voluntary | model / real | real involuntary | model involuntary | "
+                             "real migrations | model migrations |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                             what)
+               : fmt::format("\ncontext switches and CPU migrations of the benchmark's processes {}:\n{:<32}  {:>10}  "
+                             "{:>10}  {:>6}  {:>10}  {:>11}  {:>10}  {:>10}\n",
+                             what, "case", "real vol", "model vol", "x", "real invol", "model invol", "real migr",
+                             "model migr");
   return head + out;
 }
 
@@ -245,6 +251,11 @@ std::string render_json(const ValidationReport& r) {
   }
   ordered_json cases = ordered_json::array();
   auto num = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
+  auto nums = [&](const std::vector<double>& v) {
+    ordered_json a = ordered_json::array();
+    for (double x : v) a.push_back(num(x));
+    return a;
+  };
   for (const auto& c : r.cases) {
     ordered_json k;
     k["case"] = c.c.name;
@@ -254,9 +265,11 @@ std::string render_json(const ValidationReport& r) {
     k["real"] = {{"mean", num(c.real_s.mean)}, {"std", num(c.real_s.stddev)}, {"cov", num(c.real_s.cov)},
                  {"samples", c.real}, {"other_busy_pct", c.real_other_busy_pct}, {"reruns", c.reruns},
                  {"loaded_runs", c.loaded_runs}, {"voluntary_switches", c.real_vcsw},
-                 {"involuntary_switches", c.real_ivcsw}};
+                 {"involuntary_switches", c.real_ivcsw}, {"cpu_migrations", nums(c.real_migrations)},
+                 {"perf_context_switches", nums(c.real_perf_switches)}};
     k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
-                {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw}};
+                {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw},
+                {"cpu_migrations", c.sim_migrations}};
     k["error_pct"] = num(c.error_pct);
     k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
@@ -387,6 +400,10 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.real_other_busy_pct.push_back(run.other_busy_pct);
     cr.real_vcsw.push_back(static_cast<double>(run.voluntary_switches));
     cr.real_ivcsw.push_back(static_cast<double>(run.involuntary_switches));
+    auto counted = [](long long v) { return v < 0 ? std::nan("") : static_cast<double>(v); };
+    cr.real_migrations.push_back(counted(run.cpu_migrations));
+    cr.real_perf_switches.push_back(counted(run.perf_context_switches));
+    if (!run.counters_unavailable.empty()) cr.counters_unavailable = run.counters_unavailable;
   }
   RunSpec s = spec;
   s.command = c.argv;
@@ -396,9 +413,21 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.sim.push_back(metric_value(rr, c.sim_metric));
     cr.sim_vcsw.push_back(static_cast<double>(rr.total.workload_nvcsw));
     cr.sim_ivcsw.push_back(static_cast<double>(rr.total.workload_nivcsw));
+    cr.sim_migrations.push_back(static_cast<double>(rr.total.workload_migrations));
   }
   summarize_case(cr);
   return cr;
+}
+
+// Where perf's counters could not be opened the real migrations are missing: say why, once.
+void warn_no_counters(ValidationReport& r) {
+  for (const auto& c : r.cases)
+    if (!c.counters_unavailable.empty()) {
+      r.warnings.push_back(fmt::format("no CPU migrations of the real runs: perf's software counters could not be "
+                                       "opened ({}); the table shows '-' for them",
+                                       c.counters_unavailable));
+      return;
+    }
 }
 
 void warn_other_work(ValidationReport& r) {
@@ -488,6 +517,7 @@ ValidationReport validate(const ValidateOptions& opt) {
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.loadavg_after = loadavg();
   warn_other_work(r);
+  warn_no_counters(r);
   return r;
 }
 

@@ -41,6 +41,11 @@ struct CaseResult {
   // Context switches of the benchmark's processes per run: real (wait4 rusage of the tool,
   // host::BenchRun) and model (workload_nvcsw / workload_nivcsw), voluntary and involuntary.
   std::vector<double> real_vcsw, real_ivcsw, sim_vcsw, sim_ivcsw;
+  // CPU migrations of the benchmark's tasks per run: real (perf's cpu-migrations software event,
+  // host::BenchRun; NaN where perf events could not be opened) and model (workload_migrations);
+  // and perf's context-switches count of the real run (a check on the rusage columns).
+  std::vector<double> real_migrations, real_perf_switches, sim_migrations;
+  std::string counters_unavailable;  // why real_migrations is NaN ("" when perf counted)
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);

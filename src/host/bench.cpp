@@ -1,10 +1,12 @@
 #include "host/bench.hpp"
 
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,8 +206,59 @@ std::string find_in_path(const std::string& program) {
 
 namespace {
 
+// A software counter of the calling thread (pid 0, any CPU), kernel events included, counting
+// from now; with `inherit` also every task it starts from now on.
+int open_sw_counter(uint64_t config, bool inherit) {
+  perf_event_attr a{};
+  a.type = PERF_TYPE_SOFTWARE;
+  a.size = sizeof a;
+  a.config = config;
+  a.inherit = inherit ? 1 : 0;
+  return static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+long long read_counter(int fd) {
+  uint64_t v = 0;
+  if (fd < 0 || read(fd, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) return -1;
+  return static_cast<long long>(v);
+}
+
+}  // namespace
+
+TaskCounters::TaskCounters() {
+  const uint64_t configs[4] = {PERF_COUNT_SW_CPU_MIGRATIONS, PERF_COUNT_SW_CPU_MIGRATIONS,
+                               PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_CONTEXT_SWITCHES};
+  for (int i = 0; i < 4 && why_.empty(); ++i) {
+    fd_[i] = open_sw_counter(configs[i], i % 2 == 0);
+    if (fd_[i] < 0) {
+      const int e = errno;
+      why_ = fmt::format("perf_event_open: {}", std::strerror(e));
+      if (e == EACCES || e == EPERM)
+        if (auto p = read_file_trimmed("/proc/sys/kernel/perf_event_paranoid"))
+          why_ += fmt::format(" (kernel.perf_event_paranoid = {})", *p);
+    }
+  }
+}
+
+TaskCounters::~TaskCounters() {
+  for (int fd : fd_)
+    if (fd >= 0) close(fd);
+}
+
+long long TaskCounters::children(int inherited, int self) const {
+  if (!why_.empty()) return -1;
+  const long long all = read_counter(fd_[inherited]), own = read_counter(fd_[self]);
+  if (all < 0 || own < 0) return -1;
+  return std::max(0LL, all - own);
+}
+
+long long TaskCounters::children_migrations() const { return children(0, 1); }
+long long TaskCounters::children_context_switches() const { return children(2, 3); }
+
+namespace {
+
 // Runs argv with stdout+stderr captured; returns the exit status word from wait4. Fills the
-// run's wall time, CPU time and the other processes' busy share meanwhile.
+// run's wall time, CPU time, perf counters and the other processes' busy share meanwhile.
 int run_capture(const std::vector<std::string>& argv, std::string* output, BenchRun* run) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw HostError(fmt::format("pipe: {}", std::strerror(errno)));
@@ -219,6 +272,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   args.push_back(nullptr);
   pid_t pid;
   const CpuSnapshot before = cpu_snapshot(false);
+  const TaskCounters counters;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
@@ -244,6 +298,9 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   run->cpu_s = sec(ru.ru_utime) + sec(ru.ru_stime);
   run->voluntary_switches = ru.ru_nvcsw;
   run->involuntary_switches = ru.ru_nivcsw;
+  run->cpu_migrations = counters.children_migrations();
+  run->perf_context_switches = counters.children_context_switches();
+  run->counters_unavailable = counters.unavailable();
   after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
   run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                        sysconf(_SC_CLK_TCK));

@@ -50,6 +50,35 @@ struct BenchRun {
   // nonvoluntary_ctxt_switches, summed at exit).
   long long voluntary_switches = 0;
   long long involuntary_switches = 0;
+  // perf's software counters of the same tasks: what `perf stat -e cpu-migrations,context-switches
+  // -- CMD` counts (perf_event_open() on schedlab's own thread with `inherit`, so every process
+  // and thread the tool starts is counted, minus the same counters without `inherit`: schedlab's
+  // own share). -1 where perf events cannot be opened here (perf_event_paranoid, a kernel
+  // without CONFIG_PERF_EVENTS): see TaskCounters::unavailable().
+  long long cpu_migrations = -1;
+  long long perf_context_switches = -1;
+  std::string counters_unavailable;  // why they are -1 (TaskCounters::unavailable())
+};
+
+// The counters BenchRun's perf fields come from, opened on the calling thread before the tool
+// starts and read after it was reaped (a child's counts are folded into these when it exits).
+class TaskCounters {
+ public:
+  TaskCounters();
+  ~TaskCounters();
+  TaskCounters(const TaskCounters&) = delete;
+  TaskCounters& operator=(const TaskCounters&) = delete;
+  // Why the counters could not be opened ("" when they were): the errno text and, for EACCES,
+  // the perf_event_paranoid setting.
+  const std::string& unavailable() const { return why_; }
+  // Counts of the calling thread's children (and theirs) since construction; -1 if unavailable.
+  long long children_migrations() const;
+  long long children_context_switches() const;
+
+ private:
+  long long children(int inherited, int self) const;
+  int fd_[4] = {-1, -1, -1, -1};  // migrations inherit / self, context switches inherit / self
+  std::string why_;
 };
 
 struct BenchResult {

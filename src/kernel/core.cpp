@@ -64,6 +64,9 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
   p->cold_penalty += k.m.cache_cold_ns(d);
   p->nr_migrations++;
   k.rq(cpu).c.migrations++;
+  // perf's cpu-migrations software event of the task (perf_event_task_migrate()), counted for
+  // the benchmark's tasks as validate counts the real run's.
+  if (!p->kernel_thread && !p->background) k.rq(cpu).c.workload_migrations++;
   if (p->state != TaskState::Dead) {
     k.nr_assigned(p->cpu)--;
     k.nr_assigned(cpu)++;

@@ -203,6 +203,8 @@ enum CounterShow : unsigned {
           "switches away from a benchmark task that blocked or exited (its nvcsw)")               \
   COUNTER(workload_nivcsw, "count", kJson,                                                           \
           "switches away from a benchmark task still runnable: preempted, yielded (its nivcsw)") \
+  COUNTER(workload_migrations, "count", 0,                                                        \
+          "set_task_cpu() moving a benchmark task (perf's cpu-migrations of its tasks)")          \
   COUNTER(nr_failed_migrations_hot, "count", 0,                                                 \
           "can_migrate_task() left a cache-hot task in place (tasks' nr_failed_migrations_hot)") \
   ARRAY(lb_count, PerSdIdle, "count", 0, "sched_balance_rq() calls")                             \

@@ -140,16 +140,31 @@ TEST(ValidateRender, ContextSwitchesBesideTheModel) {
   r.cases[1].real_ivcsw = {10, 30};
   r.cases[1].sim_vcsw = {20000, 20002};
   r.cases[1].sim_ivcsw = {0, 0};
+  r.cases[1].real_migrations = {7, 9};
+  r.cases[1].real_perf_switches = {40010, 40040};
+  r.cases[1].sim_migrations = {2, 2};
   std::string t = experiment::render_validation(r, report::Format::Text);
-  EXPECT_NE(t.find("\ncontext switches of the benchmark's processes per run"), std::string::npos) << t;
-  EXPECT_NE(t.find("perf bench sched pipe -l 20000         40005       20001    0.50          20           0\n"),
+  EXPECT_NE(t.find("\ncontext switches and CPU migrations of the benchmark's processes per run"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("perf bench sched pipe -l 20000         40005       20001    0.50          20            0           8"
+                   "           2\n"),
             std::string::npos)
       << t;
   std::string md = experiment::render_validation(r, report::Format::Markdown);
-  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 40005 | 20001 | 0.50 | 20 | 0 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 40005 | 20001 | 0.50 | 20 | 0 | 8 | 2 |\n"), std::string::npos)
+      << md;
   auto j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
   EXPECT_EQ(j["cases"][1]["real"]["voluntary_switches"][1], 40010);
   EXPECT_EQ(j["cases"][1]["sim"]["involuntary_switches"][0], 0);
+  EXPECT_EQ(j["cases"][1]["real"]["cpu_migrations"][1], 9);
+  EXPECT_EQ(j["cases"][1]["real"]["perf_context_switches"][0], 40010);
+  EXPECT_EQ(j["cases"][1]["sim"]["cpu_migrations"][0], 2);
+  // Where perf could not count, the real migrations are '-' in the table and null in the JSON.
+  r.cases[1].real_migrations = {std::nan(""), std::nan("")};
+  t = experiment::render_validation(r, report::Format::Text);
+  EXPECT_NE(t.find("          20            0           -           2\n"), std::string::npos) << t;
+  j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
+  EXPECT_TRUE(j["cases"][1]["real"]["cpu_migrations"][0].is_null());
 }
 
 // The header warns when the profile's [kernel] has scheduler settings mainline Linux does not

@@ -2,6 +2,7 @@
 // (tests/host/fixtures/bench/*.txt), command identification, and an end-to-end run.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "host/bench.hpp"
 
@@ -156,4 +158,52 @@ TEST(BenchRun, CountsTheToolsContextSwitches) {
   EXPECT_DOUBLE_EQ(r.runs[0].value, 0.05);
   EXPECT_GE(r.runs[0].voluntary_switches, 5);
   EXPECT_GE(r.runs[0].involuntary_switches, 0);
+  // perf's counters of the same processes: every switch rusage counts, and some migrations (or 0).
+  if (r.runs[0].counters_unavailable.empty()) {
+    EXPECT_GE(r.runs[0].perf_context_switches, r.runs[0].voluntary_switches);
+    EXPECT_GE(r.runs[0].cpu_migrations, 0);
+  } else {
+    EXPECT_EQ(r.runs[0].cpu_migrations, -1);
+    EXPECT_EQ(r.runs[0].perf_context_switches, -1);
+  }
+}
+
+namespace {
+void move_between_cpus(int times) {
+  for (int i = 0; i < times; ++i) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(i % 2, &s);
+    sched_setaffinity(0, sizeof s, &s);
+  }
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  CPU_SET(0, &all);
+  CPU_SET(1, &all);
+  sched_setaffinity(0, sizeof all, &all);
+}
+}  // namespace
+
+// TaskCounters counts what the tasks started after it do (a thread here, the tool's processes in
+// run_real_benchmark()), not what the calling thread does itself: a thread that moves between
+// CPUs 0 and 1 twenty times makes at least twenty migrations; the caller moving as often adds none.
+TEST(TaskCounters, CountTheChildrenNotTheCaller) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (!CPU_ISSET(0, &mine) || !CPU_ISSET(1, &mine)) GTEST_SKIP() << "needs CPUs 0 and 1";
+  {
+    TaskCounters c;
+    if (!c.unavailable().empty()) GTEST_SKIP() << c.unavailable();
+    std::thread([] { move_between_cpus(20); }).join();
+    EXPECT_GE(c.children_migrations(), 20);
+    EXPECT_GE(c.children_context_switches(), 1);
+  }
+  {
+    TaskCounters c;
+    move_between_cpus(20);
+    std::thread([] {}).join();
+    EXPECT_LT(c.children_migrations(), 5);
+  }
+  sched_setaffinity(0, sizeof mine, &mine);
 }

@@ -150,6 +150,19 @@ TEST(Calib, BenchmarkTasksSwitchesVoluntaryAndInvoluntary) {
   EXPECT_NEAR(static_cast<double>(x.k->total().workload_nvcsw), 2000, 5);
 }
 
+TEST(Calib, BenchmarkTasksMigrationsAreTheirSetTaskCpuMoves) {
+  // Pinned, the round trip's tasks never move; unpinned hackbench's tasks do, and on tiny-4 (no
+  // kernel thread that can move) every migration is one of theirs.
+  auto base = machine::load_profile("tiny-4");
+  auto pinned = run_workload(base, {"calib", "pipe", "-c", "0,1", "-n", "1000"});
+  EXPECT_EQ(pinned.k->total().workload_migrations, 0);
+  auto hb = run_workload(base, {"hackbench", "-g", "2", "-l", "50"});
+  ASSERT_TRUE(hb.w->finished());
+  auto t = hb.k->total();
+  EXPECT_GT(t.workload_migrations, 0);
+  EXPECT_EQ(t.workload_migrations, t.migrations);
+}
+
 TEST(Calib, MessagePingPongPaysTheRemoteCostsOnlyAcrossCpus) {
   auto m = machine::load_profile("tiny-4");
   const auto plain = m;
