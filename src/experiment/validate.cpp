@@ -20,6 +20,7 @@
 #include "host/host_profile.hpp"
 #include "host/probe.hpp"
 #include "io/output.hpp"
+#include "trace/sink.hpp"
 #include "workload/workload.hpp"
 #include "util/text.hpp"
 
@@ -135,6 +136,29 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
 }
 
+// IPIs per run (mean), real (/proc/interrupts of the whole machine over the run) and model
+// (ipi_sent): rescheduling and function-call interrupts. Only for cases that recorded them.
+std::string ipi_table(const ValidationReport& r, bool markdown) {
+  std::string out;
+  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
+  for (const auto& c : r.cases) {
+    if (c.real_resched_ipis.empty() && c.sim_resched_ipis.empty()) continue;
+    const std::string cells[4] = {cell(mean_of(c.real_resched_ipis)), cell(mean_of(c.sim_resched_ipis)),
+                                  cell(mean_of(c.real_call_ipis)), cell(mean_of(c.sim_call_ipis))};
+    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} |\n", command_of(c.c), cells[0], cells[1], cells[2], cells[3])
+                    : fmt::format("{:<32}  {:>11}  {:>11}  {:>11}  {:>11}\n", command_of(c.c), cells[0], cells[1],
+                                  cells[2], cells[3]);
+  }
+  if (out.empty()) return out;
+  const char* what = "per run (mean; real: /proc/interrupts of the whole machine over the run, model: ipi_sent)";
+  return (markdown ? fmt::format("\nIPIs {}:\n\n| case | real rescheduling | model reschedule | real function call | "
+                                 "model call_function_single |\n|---|---:|---:|---:|---:|\n",
+                                 what)
+                   : fmt::format("\nIPIs {}:\n{:<32}  {:>11}  {:>11}  {:>11}  {:>11}\n", what, "case", "real RES",
+                                 "model resch", "real CAL", "model call")) +
+         out;
+}
+
 // The mechanism beside the time, per run (mean): context switches of the benchmark's processes,
 // real (wait4 rusage) and model, voluntary and involuntary, and their CPU migrations (real: perf's
 // cpu-migrations; model: workload_migrations). Only for cases that recorded them.
@@ -163,7 +187,7 @@ std::string switch_table(const ValidationReport& r, bool markdown) {
                              "{:>10}  {:>6}  {:>10}  {:>11}  {:>10}  {:>10}\n",
                              what, "case", "real vol", "model vol", "x", "real invol", "model invol", "real migr",
                              "model migr");
-  return head + out;
+  return head + out + ipi_table(r, markdown);
 }
 
 std::string render_text(const ValidationReport& r, bool markdown) {
@@ -266,10 +290,12 @@ std::string render_json(const ValidationReport& r) {
                  {"samples", c.real}, {"other_busy_pct", c.real_other_busy_pct}, {"reruns", c.reruns},
                  {"loaded_runs", c.loaded_runs}, {"voluntary_switches", c.real_vcsw},
                  {"involuntary_switches", c.real_ivcsw}, {"cpu_migrations", nums(c.real_migrations)},
-                 {"perf_context_switches", nums(c.real_perf_switches)}};
+                 {"perf_context_switches", nums(c.real_perf_switches)},
+                 {"resched_ipis", nums(c.real_resched_ipis)}, {"call_function_ipis", nums(c.real_call_ipis)}};
     k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
                 {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw},
-                {"cpu_migrations", c.sim_migrations}};
+                {"cpu_migrations", c.sim_migrations}, {"resched_ipis", c.sim_resched_ipis},
+                {"call_function_ipis", c.sim_call_ipis}};
     k["error_pct"] = num(c.error_pct);
     k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
@@ -404,6 +430,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.real_migrations.push_back(counted(run.cpu_migrations));
     cr.real_perf_switches.push_back(counted(run.perf_context_switches));
     if (!run.counters_unavailable.empty()) cr.counters_unavailable = run.counters_unavailable;
+    cr.real_resched_ipis.push_back(counted(run.resched_ipis));
+    cr.real_call_ipis.push_back(counted(run.call_function_ipis));
   }
   RunSpec s = spec;
   s.command = c.argv;
@@ -414,6 +442,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.sim_vcsw.push_back(static_cast<double>(rr.total.workload_nvcsw));
     cr.sim_ivcsw.push_back(static_cast<double>(rr.total.workload_nivcsw));
     cr.sim_migrations.push_back(static_cast<double>(rr.total.workload_migrations));
+    cr.sim_resched_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::Reschedule)]));
+    cr.sim_call_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::CallFunctionSingle)]));
   }
   summarize_case(cr);
   return cr;

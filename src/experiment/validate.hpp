@@ -46,6 +46,10 @@ struct CaseResult {
   // and perf's context-switches count of the real run (a check on the rusage columns).
   std::vector<double> real_migrations, real_perf_switches, sim_migrations;
   std::string counters_unavailable;  // why real_migrations is NaN ("" when perf counted)
+  // IPIs per run: real from /proc/interrupts over the run, the whole machine (rescheduling and
+  // function-call interrupts; NaN where unreadable), model ipi_sent (reschedule,
+  // call_function_single).
+  std::vector<double> real_resched_ipis, real_call_ipis, sim_resched_ipis, sim_call_ipis;
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "host/background.hpp"
 #include "host/calib_stats.hpp"
 #include "host/procfs.hpp"
 #include "util/text.hpp"
@@ -255,7 +256,28 @@ long long TaskCounters::children(int inherited, int self) const {
 long long TaskCounters::children_migrations() const { return children(0, 1); }
 long long TaskCounters::children_context_switches() const { return children(2, 3); }
 
+IpiTotals ipi_totals(const std::string& proc_interrupts) {
+  IpiTotals t;
+  for (const IrqLine& l : parse_interrupts(proc_interrupts)) {
+    long long* slot = l.desc == "Rescheduling interrupts" ? &t.reschedule
+                      : l.desc == "Function call interrupts" ? &t.call_function
+                                                             : nullptr;
+    if (!slot) continue;
+    long long sum = 0;
+    for (long long v : l.per_cpu) sum += v;
+    *slot = sum;
+  }
+  return t;
+}
+
 namespace {
+
+IpiTotals ipi_totals_now() {
+  auto text = read_file_text("/proc/interrupts");
+  return text ? ipi_totals(*text) : IpiTotals{};
+}
+
+long long delta(long long before, long long after) { return before < 0 || after < 0 ? -1 : after - before; }
 
 // Runs argv with stdout+stderr captured; returns the exit status word from wait4. Fills the
 // run's wall time, CPU time, perf counters and the other processes' busy share meanwhile.
@@ -272,6 +294,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   args.push_back(nullptr);
   pid_t pid;
   const CpuSnapshot before = cpu_snapshot(false);
+  const IpiTotals ipis_before = ipi_totals_now();
   const TaskCounters counters;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -301,6 +324,9 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   run->cpu_migrations = counters.children_migrations();
   run->perf_context_switches = counters.children_context_switches();
   run->counters_unavailable = counters.unavailable();
+  const IpiTotals ipis_after = ipi_totals_now();
+  run->resched_ipis = delta(ipis_before.reschedule, ipis_after.reschedule);
+  run->call_function_ipis = delta(ipis_before.call_function, ipis_after.call_function);
   after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
   run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                        sysconf(_SC_CLK_TCK));

@@ -58,7 +58,20 @@ struct BenchRun {
   long long cpu_migrations = -1;
   long long perf_context_switches = -1;
   std::string counters_unavailable;  // why they are -1 (TaskCounters::unavailable())
+  // Interrupts of the whole machine during the run (/proc/interrupts before and after, all
+  // CPUs): rescheduling IPIs (x86 RES, arm64 IPI0) and function-call IPIs (CAL, IPI1: the wake
+  // list's and smp_call_function's). Everything else running counts too. -1: not readable.
+  long long resched_ipis = -1;
+  long long call_function_ipis = -1;
 };
+
+// The IPI totals of a /proc/interrupts text: the lines described as "Rescheduling interrupts"
+// and "Function call interrupts", summed over CPUs (-1 for a line that is missing).
+struct IpiTotals {
+  long long reschedule = -1;
+  long long call_function = -1;
+};
+IpiTotals ipi_totals(const std::string& proc_interrupts);
 
 // The counters BenchRun's perf fields come from, opened on the calling thread before the tool
 // starts and read after it was reaped (a child's counts are folded into these when it exits).
