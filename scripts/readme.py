@@ -55,7 +55,7 @@ def trust_section():
         "{unconverged} whose seeds or length cannot call it, {baseoff} on a base more than 2x off the published one,\n"
         "{missed} missed, {notrun} not runnable yet;\n"
         "[docs/reproduction.md](docs/reproduction.md)); against the real kernel of the machine it runs on,\n"
-        "`schedlab validate`'s {n} acceptance runs ({dates}, a 2-vCPU VM, busy on 2026-12-01 and quiet since 2026-12-03) had **{amean} of {cases}** cases\n"
+        "`schedlab validate`'s {n} acceptance runs ({dates}, 2-vCPU VMs (another one on 2026-12-06), busy on 2026-12-01 and quiet since 2026-12-03) had **{amean} of {cases}** cases\n"
         "within 15 % in AMean and {cov} within 2x in CoV ([docs/validation.md](docs/validation.md)). Use it\n"
         "to see which kernel paths a change exercises and in which direction, not to predict a real\n"
         "machine's numbers; [docs/model.md](docs/model.md) lists what is modeled and what is not.\n"
