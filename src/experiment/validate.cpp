@@ -136,26 +136,35 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
 }
 
-// IPIs per run (mean), real (/proc/interrupts of the whole machine over the run) and model
-// (ipi_sent): rescheduling and function-call interrupts. Only for cases that recorded them.
+// IPIs and idle per run (mean), real (/proc/interrupts and cpuidle sysfs of the whole machine over
+// the run) and model (ipi_sent, idle_usage, idle_ns): rescheduling and function-call interrupts,
+// idle entries and idle time. Only for cases that recorded them.
 std::string ipi_table(const ValidationReport& r, bool markdown) {
   std::string out;
   auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
+  auto ms = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : std::string("-"); };
   for (const auto& c : r.cases) {
     if (c.real_resched_ipis.empty() && c.sim_resched_ipis.empty()) continue;
-    const std::string cells[4] = {cell(mean_of(c.real_resched_ipis)), cell(mean_of(c.sim_resched_ipis)),
-                                  cell(mean_of(c.real_call_ipis)), cell(mean_of(c.sim_call_ipis))};
-    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} |\n", command_of(c.c), cells[0], cells[1], cells[2], cells[3])
-                    : fmt::format("{:<32}  {:>11}  {:>11}  {:>11}  {:>11}\n", command_of(c.c), cells[0], cells[1],
-                                  cells[2], cells[3]);
+    const std::string v[8] = {cell(mean_of(c.real_resched_ipis)), cell(mean_of(c.sim_resched_ipis)),
+                              cell(mean_of(c.real_call_ipis)),    cell(mean_of(c.sim_call_ipis)),
+                              cell(mean_of(c.real_idle_entries)), cell(mean_of(c.sim_idle_entries)),
+                              ms(mean_of(c.real_idle_ms)),        ms(mean_of(c.sim_idle_ms))};
+    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", command_of(c.c), v[0], v[1], v[2],
+                                  v[3], v[4], v[5], v[6], v[7])
+                    : fmt::format("{:<32}  {:>11}  {:>11}  {:>11}  {:>11}  {:>10}  {:>10}  {:>10}  {:>10}\n",
+                                  command_of(c.c), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   if (out.empty()) return out;
-  const char* what = "per run (mean; real: /proc/interrupts of the whole machine over the run, model: ipi_sent)";
-  return (markdown ? fmt::format("\nIPIs {}:\n\n| case | real rescheduling | model reschedule | real function call | "
-                                 "model call_function_single |\n|---|---:|---:|---:|---:|\n",
+  const char* what = "per run (mean; real: /proc/interrupts and cpuidle sysfs of the whole machine over the run, "
+                     "model: ipi_sent, idle_usage, idle_ns)";
+  return (markdown ? fmt::format("\nIPIs and idle {}:\n\n| case | real rescheduling | model reschedule | real function "
+                                 "call | model call_function_single | real idle entries | model idle entries | real "
+                                 "idle ms | model idle ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                                  what)
-                   : fmt::format("\nIPIs {}:\n{:<32}  {:>11}  {:>11}  {:>11}  {:>11}\n", what, "case", "real RES",
-                                 "model resch", "real CAL", "model call")) +
+                   : fmt::format("\nIPIs and idle {}:\n{:<32}  {:>11}  {:>11}  {:>11}  {:>11}  {:>10}  {:>10}  {:>10}  "
+                                 "{:>10}\n",
+                                 what, "case", "real RES", "model resch", "real CAL", "model call", "real idle",
+                                 "model idle", "real ms", "model ms")) +
          out;
 }
 
@@ -291,11 +300,13 @@ std::string render_json(const ValidationReport& r) {
                  {"loaded_runs", c.loaded_runs}, {"voluntary_switches", c.real_vcsw},
                  {"involuntary_switches", c.real_ivcsw}, {"cpu_migrations", nums(c.real_migrations)},
                  {"perf_context_switches", nums(c.real_perf_switches)},
-                 {"resched_ipis", nums(c.real_resched_ipis)}, {"call_function_ipis", nums(c.real_call_ipis)}};
+                 {"resched_ipis", nums(c.real_resched_ipis)}, {"call_function_ipis", nums(c.real_call_ipis)},
+                 {"idle_entries", nums(c.real_idle_entries)}, {"idle_ms", nums(c.real_idle_ms)}};
     k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
                 {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw},
                 {"cpu_migrations", c.sim_migrations}, {"resched_ipis", c.sim_resched_ipis},
-                {"call_function_ipis", c.sim_call_ipis}};
+                {"call_function_ipis", c.sim_call_ipis}, {"idle_entries", c.sim_idle_entries},
+                {"idle_ms", c.sim_idle_ms}};
     k["error_pct"] = num(c.error_pct);
     k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
@@ -432,6 +443,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     if (!run.counters_unavailable.empty()) cr.counters_unavailable = run.counters_unavailable;
     cr.real_resched_ipis.push_back(counted(run.resched_ipis));
     cr.real_call_ipis.push_back(counted(run.call_function_ipis));
+    cr.real_idle_entries.push_back(counted(run.idle_entries));
+    cr.real_idle_ms.push_back(run.idle_time_us < 0 ? std::nan("") : static_cast<double>(run.idle_time_us) / 1e3);
   }
   RunSpec s = spec;
   s.command = c.argv;
@@ -444,6 +457,11 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.sim_migrations.push_back(static_cast<double>(rr.total.workload_migrations));
     cr.sim_resched_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::Reschedule)]));
     cr.sim_call_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::CallFunctionSingle)]));
+    int64_t entries = 0, idle_ns = 0;
+    for (int64_t v : rr.total.idle_usage) entries += v;
+    for (int64_t v : rr.total.idle_ns) idle_ns += v;
+    cr.sim_idle_entries.push_back(static_cast<double>(entries));
+    cr.sim_idle_ms.push_back(static_cast<double>(idle_ns) / 1e6);
   }
   summarize_case(cr);
   return cr;

@@ -50,6 +50,9 @@ struct CaseResult {
   // function-call interrupts; NaN where unreadable), model ipi_sent (reschedule,
   // call_function_single).
   std::vector<double> real_resched_ipis, real_call_ipis, sim_resched_ipis, sim_call_ipis;
+  // Idle per run, all CPUs: cpuidle entries and time (ms); real from sysfs stateN/usage and
+  // stateN/time over the run (NaN without cpuidle), model idle_usage and idle_ns.
+  std::vector<double> real_idle_entries, real_idle_ms, sim_idle_entries, sim_idle_ms;
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -270,6 +271,36 @@ IpiTotals ipi_totals(const std::string& proc_interrupts) {
   return t;
 }
 
+IdleTotals idle_totals(const std::string& root) {
+  namespace fs = std::filesystem;
+  IdleTotals t;
+  std::error_code ec;
+  const fs::path cpus = fs::path(root) / "sys/devices/system/cpu";
+  auto numbered = [](const std::string& name, const char* prefix) {
+    const size_t n = std::strlen(prefix);
+    return name.size() > n && name.compare(0, n, prefix) == 0 &&
+           std::all_of(name.begin() + static_cast<long>(n), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  for (const auto& cpu : fs::directory_iterator(cpus, ec)) {
+    if (!numbered(cpu.path().filename().string(), "cpu")) continue;
+    std::error_code ec2;
+    for (const auto& st : fs::directory_iterator(cpu.path() / "cpuidle", ec2)) {
+      if (!numbered(st.path().filename().string(), "state")) continue;
+      auto usage = read_file_trimmed((st.path() / "usage").string());
+      auto time = read_file_trimmed((st.path() / "time").string());
+      if (!usage || !time) continue;
+      char* end = nullptr;
+      const long long u = std::strtoll(usage->c_str(), &end, 10);
+      if (end == usage->c_str() || *end) continue;
+      const long long us = std::strtoll(time->c_str(), &end, 10);
+      if (end == time->c_str() || *end) continue;
+      t.entries = std::max(t.entries, 0LL) + u;
+      t.time_us = std::max(t.time_us, 0LL) + us;
+    }
+  }
+  return t;
+}
+
 namespace {
 
 IpiTotals ipi_totals_now() {
@@ -295,6 +326,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   pid_t pid;
   const CpuSnapshot before = cpu_snapshot(false);
   const IpiTotals ipis_before = ipi_totals_now();
+  const IdleTotals idle_before = idle_totals();
   const TaskCounters counters;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -327,6 +359,9 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   const IpiTotals ipis_after = ipi_totals_now();
   run->resched_ipis = delta(ipis_before.reschedule, ipis_after.reschedule);
   run->call_function_ipis = delta(ipis_before.call_function, ipis_after.call_function);
+  const IdleTotals idle_after = idle_totals();
+  run->idle_entries = delta(idle_before.entries, idle_after.entries);
+  run->idle_time_us = delta(idle_before.time_us, idle_after.time_us);
   after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
   run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                        sysconf(_SC_CLK_TCK));

@@ -63,7 +63,19 @@ struct BenchRun {
   // list's and smp_call_function's). Everything else running counts too. -1: not readable.
   long long resched_ipis = -1;
   long long call_function_ipis = -1;
+  // Idle of the whole machine during the run: cpuidle state entries and time (sysfs stateN/usage
+  // and stateN/time before and after, all CPUs and states). -1: no cpuidle in sysfs.
+  long long idle_entries = -1;
+  long long idle_time_us = -1;
 };
+
+// The cpuidle totals of a sysfs tree (`root` is "/" or a fixture laid out like it): stateN/usage
+// and stateN/time summed over every cpuN/cpuidle/stateN. -1 for both when no state has them.
+struct IdleTotals {
+  long long entries = -1;
+  long long time_us = -1;
+};
+IdleTotals idle_totals(const std::string& root = "/");
 
 // The IPI totals of a /proc/interrupts text: the lines described as "Rescheduling interrupts"
 // and "Function call interrupts", summed over CPUs (-1 for a line that is missing).

@@ -160,21 +160,32 @@ TEST(ValidateRender, ContextSwitchesBesideTheModel) {
   EXPECT_EQ(j["cases"][1]["real"]["perf_context_switches"][0], 40010);
   EXPECT_EQ(j["cases"][1]["sim"]["cpu_migrations"][0], 2);
   // The IPI table: real /proc/interrupts counts beside the model's ipi_sent.
-  EXPECT_EQ(t.find("\nIPIs per run"), std::string::npos) << t;
+  EXPECT_EQ(t.find("\nIPIs and idle per run"), std::string::npos) << t;
   r.cases[1].real_resched_ipis = {300, 310};
   r.cases[1].real_call_ipis = {150, 170};
   r.cases[1].sim_resched_ipis = {880, 900};
   r.cases[1].sim_call_ipis = {6, 6};
+  r.cases[1].real_idle_entries = {120, 136};
+  r.cases[1].sim_idle_entries = {5, 7};
+  r.cases[1].real_idle_ms = {17.5, 18.1};
+  r.cases[1].sim_idle_ms = {0.7, 0.75};
   t = experiment::render_validation(r, report::Format::Text);
-  EXPECT_NE(t.find("\nIPIs per run (mean; real: /proc/interrupts of the whole machine"), std::string::npos) << t;
-  EXPECT_NE(t.find("perf bench sched pipe -l 20000            305          890          160            6\n"),
+  EXPECT_NE(t.find("\nIPIs and idle per run (mean; real: /proc/interrupts and cpuidle sysfs of the whole machine"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("perf bench sched pipe -l 20000            305          890          160            6         128"
+                   "           6        17.8         0.7\n"),
             std::string::npos)
       << t;
   md = experiment::render_validation(r, report::Format::Markdown);
-  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 305 | 890 | 160 | 6 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 305 | 890 | 160 | 6 | 128 | 6 | 17.8 | 0.7 |\n"),
+            std::string::npos)
+      << md;
   j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
   EXPECT_EQ(j["cases"][1]["real"]["resched_ipis"][1], 310);
   EXPECT_EQ(j["cases"][1]["sim"]["call_function_ipis"][0], 6);
+  EXPECT_EQ(j["cases"][1]["real"]["idle_entries"][0], 120);
+  EXPECT_DOUBLE_EQ(j["cases"][1]["sim"]["idle_ms"][1].get<double>(), 0.75);
   // Where perf could not count, the real migrations are '-' in the table and null in the JSON.
   r.cases[1].real_migrations = {std::nan(""), std::nan("")};
   t = experiment::render_validation(r, report::Format::Text);

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -161,6 +162,7 @@ TEST(BenchRun, CountsTheToolsContextSwitches) {
   // The machine's IPIs meanwhile, where /proc/interrupts has them: a count, never negative.
   if (r.runs[0].resched_ipis != -1) EXPECT_GE(r.runs[0].resched_ipis, 0);
   if (r.runs[0].call_function_ipis != -1) EXPECT_GE(r.runs[0].call_function_ipis, 0);
+  if (r.runs[0].idle_entries != -1) EXPECT_GE(r.runs[0].idle_time_us, 0);
   // perf's counters of the same processes: the five sleeps' switches at least (perf stops counting
   // a task in do_exit(), so its last switches are in rusage only), and some migrations (or 0).
   if (r.runs[0].counters_unavailable.empty()) {
@@ -189,6 +191,32 @@ TEST(IpiTotals, RescheduleAndFunctionCallLines) {
   IpiTotals none = ipi_totals("           CPU0\n  1:         9   IO-APIC   1-edge      i8042\n");
   EXPECT_EQ(none.reschedule, -1);
   EXPECT_EQ(none.call_function, -1);
+}
+
+// cpuidle totals: stateN/usage and stateN/time over every cpuN/cpuidle/stateN of a sysfs tree;
+// other directories (cpufreq, cpuidle's own files) and states without the two files are left out.
+TEST(IdleTotals, SumsEveryCpusStates) {
+  char tmpl[] = "/tmp/schedlab-idle-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path root = tmpl;
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  };
+  EXPECT_EQ(idle_totals(root.string()).entries, -1);  // no cpuidle at all
+  put("sys/devices/system/cpu/cpu0/cpuidle/state0/usage", "10\n");
+  put("sys/devices/system/cpu/cpu0/cpuidle/state0/time", "100\n");
+  put("sys/devices/system/cpu/cpu0/cpuidle/state1/usage", "509556\n");
+  put("sys/devices/system/cpu/cpu0/cpuidle/state1/time", "262487928\n");
+  put("sys/devices/system/cpu/cpu1/cpuidle/state1/usage", "7\n");
+  put("sys/devices/system/cpu/cpu1/cpuidle/state1/time", "70\n");
+  put("sys/devices/system/cpu/cpu1/cpuidle/state2/usage", "3\n");  // no time file: left out
+  put("sys/devices/system/cpu/cpuidle/current_driver", "haltpoll\n");
+  put("sys/devices/system/cpu/cpufreq/state9/usage", "1000\n");
+  IdleTotals t = idle_totals(root.string());
+  EXPECT_EQ(t.entries, 10 + 509556 + 7);
+  EXPECT_EQ(t.time_us, 100 + 262487928LL + 70);
+  std::filesystem::remove_all(root);
 }
 
 namespace {
