@@ -196,7 +196,7 @@ std::string switch_table(const ValidationReport& r, bool markdown) {
                              "{:>10}  {:>6}  {:>10}  {:>11}  {:>10}  {:>10}\n",
                              what, "case", "real vol", "model vol", "x", "real invol", "model invol", "real migr",
                              "model migr");
-  return head + out + ipi_table(r, markdown);
+  return head + out;
 }
 
 std::string render_text(const ValidationReport& r, bool markdown) {
@@ -221,7 +221,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
       for (size_t i = 0; i < row.size(); ++i) out += i == 0 ? " `" + row[i] + "` |" : " " + row[i] + " |";
       out += "\n";
     }
-    return out + switch_table(r, true);
+    return out + switch_table(r, true) + ipi_table(r, true);
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) {
@@ -242,7 +242,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
   };
   line(head);
   for (const auto& row : rows) line(row);
-  return out + switch_table(r, false);
+  return out + switch_table(r, false) + ipi_table(r, false);
 }
 
 std::string render_csv(const ValidationReport& r) {
