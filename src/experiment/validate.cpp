@@ -168,6 +168,35 @@ std::string ipi_table(const ValidationReport& r, bool markdown) {
          out;
 }
 
+// Wake-ups per run (mean), real (/proc/schedstat of the whole machine over the run) and model
+// (ttwu_local + ttwu_remote), with the share that stayed on the waker's CPU. Only for cases that
+// recorded them.
+std::string wakeup_table(const ValidationReport& r, bool markdown) {
+  std::string out;
+  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
+  auto share = [](double local, double all) {
+    return std::isfinite(local) && std::isfinite(all) && all > 0 ? fmt::format("{:.1f}", 100 * local / all)
+                                                                 : std::string("-");
+  };
+  for (const auto& c : r.cases) {
+    if (c.real_wakeups.empty() && c.sim_wakeups.empty()) continue;
+    const double rw = mean_of(c.real_wakeups), sw = mean_of(c.sim_wakeups);
+    const std::string v[4] = {cell(rw), cell(sw), share(mean_of(c.real_local_wakeups), rw),
+                              share(mean_of(c.sim_local_wakeups), sw)};
+    out += markdown ? fmt::format("| `{}` | {} | {} | {} | {} |\n", command_of(c.c), v[0], v[1], v[2], v[3])
+                    : fmt::format("{:<32}  {:>12}  {:>12}  {:>12}  {:>12}\n", command_of(c.c), v[0], v[1], v[2], v[3]);
+  }
+  if (out.empty()) return out;
+  const char* what = "per run (mean; real: /proc/schedstat ttwu_count / ttwu_local of the whole machine over the run, "
+                     "'-' without schedstats; model: ttwu_local + ttwu_remote)";
+  return (markdown ? fmt::format("\nWake-ups {}:\n\n| case | real wake-ups | model wake-ups | real on the waker's CPU % | "
+                                 "model on the waker's CPU % |\n|---|---:|---:|---:|---:|\n",
+                                 what)
+                   : fmt::format("\nwake-ups {}:\n{:<32}  {:>12}  {:>12}  {:>12}  {:>12}\n", what, "case",
+                                 "real wakeups", "model wakeups", "real local %", "model local %")) +
+         out;
+}
+
 // The mechanism beside the time, per run (mean): context switches of the benchmark's processes,
 // real (wait4 rusage) and model, voluntary and involuntary, and their CPU migrations (real: perf's
 // cpu-migrations; model: workload_migrations). Only for cases that recorded them.
@@ -221,7 +250,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
       for (size_t i = 0; i < row.size(); ++i) out += i == 0 ? " `" + row[i] + "` |" : " " + row[i] + " |";
       out += "\n";
     }
-    return out + switch_table(r, true) + ipi_table(r, true);
+    return out + switch_table(r, true) + ipi_table(r, true) + wakeup_table(r, true);
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) {
@@ -242,7 +271,7 @@ std::string render_text(const ValidationReport& r, bool markdown) {
   };
   line(head);
   for (const auto& row : rows) line(row);
-  return out + switch_table(r, false) + ipi_table(r, false);
+  return out + switch_table(r, false) + ipi_table(r, false) + wakeup_table(r, false);
 }
 
 std::string render_csv(const ValidationReport& r) {
@@ -301,12 +330,13 @@ std::string render_json(const ValidationReport& r) {
                  {"involuntary_switches", c.real_ivcsw}, {"cpu_migrations", nums(c.real_migrations)},
                  {"perf_context_switches", nums(c.real_perf_switches)},
                  {"resched_ipis", nums(c.real_resched_ipis)}, {"call_function_ipis", nums(c.real_call_ipis)},
-                 {"idle_entries", nums(c.real_idle_entries)}, {"idle_ms", nums(c.real_idle_ms)}};
+                 {"idle_entries", nums(c.real_idle_entries)}, {"idle_ms", nums(c.real_idle_ms)},
+                 {"wakeups", nums(c.real_wakeups)}, {"local_wakeups", nums(c.real_local_wakeups)}};
     k["sim"] = {{"mean", num(c.sim_s.mean)}, {"std", num(c.sim_s.stddev)}, {"cov", num(c.sim_s.cov)},
                 {"samples", c.sim}, {"voluntary_switches", c.sim_vcsw}, {"involuntary_switches", c.sim_ivcsw},
                 {"cpu_migrations", c.sim_migrations}, {"resched_ipis", c.sim_resched_ipis},
                 {"call_function_ipis", c.sim_call_ipis}, {"idle_entries", c.sim_idle_entries},
-                {"idle_ms", c.sim_idle_ms}};
+                {"idle_ms", c.sim_idle_ms}, {"wakeups", c.sim_wakeups}, {"local_wakeups", c.sim_local_wakeups}};
     k["error_pct"] = num(c.error_pct);
     k["cov_ratio"] = num(c.cov_ratio);
     k["ks"] = {{"statistic", c.ks.statistic}, {"pvalue", c.ks.pvalue}};
@@ -444,6 +474,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.real_resched_ipis.push_back(counted(run.resched_ipis));
     cr.real_call_ipis.push_back(counted(run.call_function_ipis));
     cr.real_idle_entries.push_back(counted(run.idle_entries));
+    cr.real_wakeups.push_back(counted(run.wakeups));
+    cr.real_local_wakeups.push_back(counted(run.local_wakeups));
     cr.real_idle_ms.push_back(run.idle_time_us < 0 ? std::nan("") : static_cast<double>(run.idle_time_us) / 1e3);
   }
   RunSpec s = spec;
@@ -462,6 +494,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     for (int64_t v : rr.total.idle_ns) idle_ns += v;
     cr.sim_idle_entries.push_back(static_cast<double>(entries));
     cr.sim_idle_ms.push_back(static_cast<double>(idle_ns) / 1e6);
+    cr.sim_wakeups.push_back(static_cast<double>(rr.total.ttwu_local + rr.total.ttwu_remote));
+    cr.sim_local_wakeups.push_back(static_cast<double>(rr.total.ttwu_local));
   }
   summarize_case(cr);
   return cr;

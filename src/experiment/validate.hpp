@@ -53,6 +53,9 @@ struct CaseResult {
   // Idle per run, all CPUs: cpuidle entries and time (ms); real from sysfs stateN/usage and
   // stateN/time over the run (NaN without cpuidle), model idle_usage and idle_ns.
   std::vector<double> real_idle_entries, real_idle_ms, sim_idle_entries, sim_idle_ms;
+  // Wake-ups per run, all CPUs, and those onto the waker's own CPU: real from /proc/schedstat
+  // (ttwu_count, ttwu_local; NaN where it is missing or off), model ttwu_local + ttwu_remote.
+  std::vector<double> real_wakeups, real_local_wakeups, sim_wakeups, sim_local_wakeups;
 };
 // Fills real_s, sim_s, error_pct, cov_ratio and ks from real and sim.
 void summarize_case(CaseResult& c);

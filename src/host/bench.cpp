@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "host/background.hpp"
 #include "host/calib_stats.hpp"
@@ -301,7 +302,32 @@ IdleTotals idle_totals(const std::string& root) {
   return t;
 }
 
+WakeupTotals wakeup_totals(const std::string& proc_schedstat) {
+  WakeupTotals t;
+  std::istringstream in(proc_schedstat);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() < 4 || line.compare(0, 3, "cpu") != 0 || !std::isdigit(static_cast<unsigned char>(line[3])))
+      continue;
+    std::istringstream f(line);
+    std::string name;
+    long long v[6];
+    f >> name;
+    for (long long& x : v) f >> x;
+    if (!f) continue;
+    t.ttwu_count = std::max(t.ttwu_count, 0LL) + v[4];
+    t.ttwu_local = std::max(t.ttwu_local, 0LL) + v[5];
+  }
+  return t;
+}
+
 namespace {
+
+WakeupTotals wakeup_totals_now() {
+  if (auto on = read_file_trimmed("/proc/sys/kernel/sched_schedstats"); on && *on == "0") return {};
+  auto text = read_file_text("/proc/schedstat");
+  return text ? wakeup_totals(*text) : WakeupTotals{};
+}
 
 IpiTotals ipi_totals_now() {
   auto text = read_file_text("/proc/interrupts");
@@ -327,6 +353,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   const CpuSnapshot before = cpu_snapshot(false);
   const IpiTotals ipis_before = ipi_totals_now();
   const IdleTotals idle_before = idle_totals();
+  const WakeupTotals wakeups_before = wakeup_totals_now();
   const TaskCounters counters;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -362,6 +389,9 @@ int run_capture(const std::vector<std::string>& argv, std::string* output, Bench
   const IdleTotals idle_after = idle_totals();
   run->idle_entries = delta(idle_before.entries, idle_after.entries);
   run->idle_time_us = delta(idle_before.time_us, idle_after.time_us);
+  const WakeupTotals wakeups_after = wakeup_totals_now();
+  run->wakeups = delta(wakeups_before.ttwu_count, wakeups_after.ttwu_count);
+  run->local_wakeups = delta(wakeups_before.ttwu_local, wakeups_after.ttwu_local);
   after.self_cpu_s = run->cpu_s;  // "own" time = the tool's
   run->other_busy_pct = other_busy_pct(before, after, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                        sysconf(_SC_CLK_TCK));

@@ -67,7 +67,20 @@ struct BenchRun {
   // and stateN/time before and after, all CPUs and states). -1: no cpuidle in sysfs.
   long long idle_entries = -1;
   long long idle_time_us = -1;
+  // Wake-ups of the whole machine during the run, from /proc/schedstat's CPU lines before and
+  // after (ttwu_count, and ttwu_local: the waker's own CPU). -1 without CONFIG_SCHEDSTATS or
+  // with kernel.sched_schedstats = 0 (the counters then stand still).
+  long long wakeups = -1;
+  long long local_wakeups = -1;
 };
+
+// The wake-up totals of a /proc/schedstat text (versions 15-17: `cpuN yld_count 0 sched_count
+// sched_goidle ttwu_count ttwu_local ...`), summed over CPUs; -1 for both without CPU lines.
+struct WakeupTotals {
+  long long ttwu_count = -1;
+  long long ttwu_local = -1;
+};
+WakeupTotals wakeup_totals(const std::string& proc_schedstat);
 
 // The cpuidle totals of a sysfs tree (`root` is "/" or a fixture laid out like it): stateN/usage
 // and stateN/time summed over every cpuN/cpuidle/stateN. -1 for both when no state has them.

@@ -199,6 +199,33 @@ TEST(ValidateRender, IpisAndIdleBesideTheModel) {
   EXPECT_DOUBLE_EQ(j["cases"][1]["sim"]["idle_ms"][1].get<double>(), 0.75);
 }
 
+// The wake-up table: the machine's /proc/schedstat counts beside the model's, with the share on
+// the waker's own CPU; '-' for a real side without schedstats.
+TEST(ValidateRender, WakeupsBesideTheModel) {
+  auto r = sample_report();
+  EXPECT_EQ(experiment::render_validation(r, report::Format::Text).find("\nwake-ups per run"), std::string::npos);
+  r.cases[1].real_wakeups = {40000, 40010};
+  r.cases[1].real_local_wakeups = {20000, 20005};
+  r.cases[1].sim_wakeups = {40000, 40000};
+  r.cases[1].sim_local_wakeups = {0, 2};
+  std::string t = experiment::render_validation(r, report::Format::Text);
+  EXPECT_NE(t.find("\nwake-ups per run (mean; real: /proc/schedstat ttwu_count / ttwu_local"), std::string::npos) << t;
+  EXPECT_NE(t.find("perf bench sched pipe -l 20000           40005         40000          50.0           0.0\n"),
+            std::string::npos)
+      << t;
+  std::string md = experiment::render_validation(r, report::Format::Markdown);
+  EXPECT_NE(md.find("| `perf bench sched pipe -l 20000` | 40005 | 40000 | 50.0 | 0.0 |\n"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(experiment::render_validation(r, report::Format::Json));
+  EXPECT_EQ(j["cases"][1]["real"]["local_wakeups"][1], 20005);
+  EXPECT_EQ(j["cases"][1]["sim"]["wakeups"][0], 40000);
+  r.cases[1].real_wakeups = {std::nan(""), std::nan("")};
+  r.cases[1].real_local_wakeups = {std::nan(""), std::nan("")};
+  t = experiment::render_validation(r, report::Format::Text);
+  EXPECT_NE(t.find("perf bench sched pipe -l 20000               -         40000             -           0.0\n"),
+            std::string::npos)
+      << t;
+}
+
 // The header warns when the profile's [kernel] has scheduler settings mainline Linux does not
 // (host::probe_kernel() records them: the dev VM's sched_vcpu_pack), and only then.
 TEST(ValidateHeader, WarnsAboutTheKernelsOwnSchedulerSettings) {

@@ -163,6 +163,7 @@ TEST(BenchRun, CountsTheToolsContextSwitches) {
   if (r.runs[0].resched_ipis != -1) EXPECT_GE(r.runs[0].resched_ipis, 0);
   if (r.runs[0].call_function_ipis != -1) EXPECT_GE(r.runs[0].call_function_ipis, 0);
   if (r.runs[0].idle_entries != -1) EXPECT_GE(r.runs[0].idle_time_us, 0);
+  if (r.runs[0].wakeups != -1) EXPECT_GE(r.runs[0].wakeups, r.runs[0].local_wakeups);
   // perf's counters of the same processes: the five sleeps' switches at least (perf stops counting
   // a task in do_exit(), so its last switches are in rusage only), and some migrations (or 0).
   if (r.runs[0].counters_unavailable.empty()) {
@@ -191,6 +192,24 @@ TEST(IpiTotals, RescheduleAndFunctionCallLines) {
   IpiTotals none = ipi_totals("           CPU0\n  1:         9   IO-APIC   1-edge      i8042\n");
   EXPECT_EQ(none.reschedule, -1);
   EXPECT_EQ(none.call_function, -1);
+}
+
+// /proc/schedstat's wake-up counts (fields 5 and 6 of each CPU line, ttwu_count and ttwu_local)
+// summed over CPUs; domain lines and the header are left out; no CPU line gives -1.
+TEST(WakeupTotals, CpuLinesTtwuCountAndLocal) {
+  const std::string v17 =
+      "version 17\n"
+      "timestamp 4295123456\n"
+      "cpu0 0 0 183291 80112 91233 40127 51200034511 2210044512 103179\n"
+      "domain0 MC 00000003 12 11 0 0 0 0 0 0 1 0 0 30 29 0 0 0 0 0 0 0 0 0 9 9 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 55 12 0\n"
+      "cpu1 0 0 170110 77920 88004 39001 49811230113 2011004117 92190\n"
+      "domain0 MC 00000003 10 10 0 0 0 0 0 0 0 0 0 25 25 0 0 0 0 0 0 0 0 0 8 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 41 10 0\n";
+  WakeupTotals t = wakeup_totals(v17);
+  EXPECT_EQ(t.ttwu_count, 91233 + 88004);
+  EXPECT_EQ(t.ttwu_local, 40127 + 39001);
+  WakeupTotals none = wakeup_totals("version 17\ntimestamp 1\n");
+  EXPECT_EQ(none.ttwu_count, -1);
+  EXPECT_EQ(none.ttwu_local, -1);
 }
 
 // cpuidle totals: stateN/usage and stateN/time over every cpuN/cpuidle/stateN of a sysfs tree;
