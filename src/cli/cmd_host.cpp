@@ -189,7 +189,7 @@ void run_bench(const HostArgs& a) {
       command, a.runs,
       [](int i, const host::BenchRun& run, void* ctx) {
         auto* p = static_cast<Progress*>(ctx);
-        fmt::print(p->to, "run {}/{}: {}\n", i + 1, p->total, run.result_line);
+        fmt::print(p->to, "run {}/{}: {}  ({})\n", i + 1, p->total, run.result_line, host::describe_counters(run));
         std::fflush(p->to);
       },
       &progress);

@@ -258,6 +258,15 @@ long long TaskCounters::children(int inherited, int self) const {
 long long TaskCounters::children_migrations() const { return children(0, 1); }
 long long TaskCounters::children_context_switches() const { return children(2, 3); }
 
+std::string describe_counters(const BenchRun& run) {
+  auto v = [](long long x) { return x < 0 ? std::string("-") : std::to_string(x); };
+  const std::string idle_ms = run.idle_time_us < 0 ? "-" : fmt::format("{:.1f}", static_cast<double>(run.idle_time_us) / 1e3);
+  return fmt::format("nvcsw={} nivcsw={} migrations={} resched_ipis={} call_function_ipis={} idle_entries={} "
+                     "idle_ms={} wakeups={} local_wakeups={}",
+                     run.voluntary_switches, run.involuntary_switches, v(run.cpu_migrations), v(run.resched_ipis),
+                     v(run.call_function_ipis), v(run.idle_entries), idle_ms, v(run.wakeups), v(run.local_wakeups));
+}
+
 IpiTotals ipi_totals(const std::string& proc_interrupts) {
   IpiTotals t;
   for (const IrqLine& l : parse_interrupts(proc_interrupts)) {

@@ -98,6 +98,11 @@ struct IpiTotals {
 };
 IpiTotals ipi_totals(const std::string& proc_interrupts);
 
+// What a run did besides its result, as `key=value` pairs for the progress line of `host bench`:
+// nvcsw, nivcsw, migrations, resched_ipis, call_function_ipis, idle_entries, idle_ms, wakeups,
+// local_wakeups (`-` for a count that could not be read).
+std::string describe_counters(const BenchRun& run);
+
 // The counters BenchRun's perf fields come from, opened on the calling thread before the tool
 // starts and read after it was reaped (a child's counts are folded into these when it exits).
 class TaskCounters {

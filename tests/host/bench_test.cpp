@@ -194,6 +194,21 @@ TEST(IpiTotals, RescheduleAndFunctionCallLines) {
   EXPECT_EQ(none.call_function, -1);
 }
 
+// host bench's progress line: every counter as key=value, '-' for one that was not read.
+TEST(BenchRun, DescribeCountersKeyValue) {
+  BenchRun run;
+  run.voluntary_switches = 5342;
+  run.involuntary_switches = 1388;
+  run.cpu_migrations = 84;
+  run.resched_ipis = 263;
+  run.call_function_ipis = 130;
+  run.idle_entries = 112;
+  run.idle_time_us = 16420;
+  EXPECT_EQ(describe_counters(run),
+            "nvcsw=5342 nivcsw=1388 migrations=84 resched_ipis=263 call_function_ipis=130 idle_entries=112 "
+            "idle_ms=16.4 wakeups=- local_wakeups=-");
+}
+
 // /proc/schedstat's wake-up counts (fields 5 and 6 of each CPU line, ttwu_count and ttwu_local)
 // summed over CPUs; domain lines and the header are left out; no CPU line gives -1.
 TEST(WakeupTotals, CpuLinesTtwuCountAndLocal) {

@@ -143,6 +143,7 @@ TEST_F(HostCli, BenchHackbenchTwoRuns) {
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("run 1/2: Time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("run 2/2: Time:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  (nvcsw="), std::string::npos) << r.out;
   std::istringstream in(slurp(path("s.txt")));
   std::string line;
   std::getline(in, line);
