@@ -136,12 +136,14 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
 }
 
+// A count in the mechanism tables: rounded, '-' where it was not measured (NaN).
+std::string cell(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); }
+
 // IPIs and idle per run (mean), real (/proc/interrupts and cpuidle sysfs of the whole machine over
 // the run) and model (ipi_sent, idle_usage, idle_ns): rescheduling and function-call interrupts,
 // idle entries and idle time. Only for cases that recorded them.
 std::string ipi_table(const ValidationReport& r, bool markdown) {
   std::string out;
-  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
   auto ms = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : std::string("-"); };
   for (const auto& c : r.cases) {
     if (c.real_resched_ipis.empty() && c.sim_resched_ipis.empty()) continue;
@@ -173,7 +175,6 @@ std::string ipi_table(const ValidationReport& r, bool markdown) {
 // recorded them.
 std::string wakeup_table(const ValidationReport& r, bool markdown) {
   std::string out;
-  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
   auto share = [](double local, double all) {
     return std::isfinite(local) && std::isfinite(all) && all > 0 ? fmt::format("{:.1f}", 100 * local / all)
                                                                  : std::string("-");
@@ -202,7 +203,6 @@ std::string wakeup_table(const ValidationReport& r, bool markdown) {
 // cpu-migrations; model: workload_migrations). Only for cases that recorded them.
 std::string switch_table(const ValidationReport& r, bool markdown) {
   std::string out;
-  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string("-"); };
   for (const auto& c : r.cases) {
     if (c.real_vcsw.empty() && c.sim_vcsw.empty()) continue;
     double rv = mean_of(c.real_vcsw), sv = mean_of(c.sim_vcsw), ri = mean_of(c.real_ivcsw), si = mean_of(c.sim_ivcsw);
@@ -489,11 +489,8 @@ CaseResult run_case(const ValidateOptions& opt, const ValidationCase& c, const m
     cr.sim_migrations.push_back(static_cast<double>(rr.total.workload_migrations));
     cr.sim_resched_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::Reschedule)]));
     cr.sim_call_ipis.push_back(static_cast<double>(rr.total.ipi_sent[static_cast<int>(trace::IpiKind::CallFunctionSingle)]));
-    int64_t entries = 0, idle_ns = 0;
-    for (int64_t v : rr.total.idle_usage) entries += v;
-    for (int64_t v : rr.total.idle_ns) idle_ns += v;
-    cr.sim_idle_entries.push_back(static_cast<double>(entries));
-    cr.sim_idle_ms.push_back(static_cast<double>(idle_ns) / 1e6);
+    cr.sim_idle_entries.push_back(static_cast<double>(kernel::derived::idle_usage_total(rr.total)));
+    cr.sim_idle_ms.push_back(static_cast<double>(kernel::derived::idle_total_ns(rr.total)) / 1e6);
     cr.sim_wakeups.push_back(static_cast<double>(rr.total.ttwu_local + rr.total.ttwu_remote));
     cr.sim_local_wakeups.push_back(static_cast<double>(rr.total.ttwu_local));
   }

@@ -282,32 +282,16 @@ IpiTotals ipi_totals(const std::string& proc_interrupts) {
 }
 
 IdleTotals idle_totals(const std::string& root) {
-  namespace fs = std::filesystem;
   IdleTotals t;
-  std::error_code ec;
-  const fs::path cpus = fs::path(root) / "sys/devices/system/cpu";
-  auto numbered = [](const std::string& name, const char* prefix) {
-    const size_t n = std::strlen(prefix);
-    return name.size() > n && name.compare(0, n, prefix) == 0 &&
-           std::all_of(name.begin() + static_cast<long>(n), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  };
-  for (const auto& cpu : fs::directory_iterator(cpus, ec)) {
-    if (!numbered(cpu.path().filename().string(), "cpu")) continue;
-    std::error_code ec2;
-    for (const auto& st : fs::directory_iterator(cpu.path() / "cpuidle", ec2)) {
-      if (!numbered(st.path().filename().string(), "state")) continue;
-      auto usage = read_file_trimmed((st.path() / "usage").string());
-      auto time = read_file_trimmed((st.path() / "time").string());
-      if (!usage || !time) continue;
-      char* end = nullptr;
-      const long long u = std::strtoll(usage->c_str(), &end, 10);
-      if (end == usage->c_str() || *end) continue;
-      const long long us = std::strtoll(time->c_str(), &end, 10);
-      if (end == time->c_str() || *end) continue;
-      t.entries = std::max(t.entries, 0LL) + u;
-      t.time_us = std::max(t.time_us, 0LL) + us;
+  for (const auto& [n, cpu] : numbered_dirs(std::filesystem::path(root) / "sys/devices/system/cpu", "cpu"))
+    for (const auto& [k, st] : numbered_dirs(cpu / "cpuidle", "state")) {
+      auto usage = read_file_trimmed((st / "usage").string()), time = read_file_trimmed((st / "time").string());
+      auto u = usage ? util::parse_whole_int(*usage) : std::nullopt;
+      auto us = time ? util::parse_whole_int(*time) : std::nullopt;
+      if (!u || !us) continue;
+      t.entries = std::max(t.entries, 0LL) + *u;
+      t.time_us = std::max(t.time_us, 0LL) + *us;
     }
-  }
   return t;
 }
 

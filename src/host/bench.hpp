@@ -57,7 +57,7 @@ struct BenchRun {
   // without CONFIG_PERF_EVENTS): see TaskCounters::unavailable().
   long long cpu_migrations = -1;
   long long perf_context_switches = -1;
-  std::string counters_unavailable;  // why they are -1 (TaskCounters::unavailable())
+  std::string counters_unavailable{};  // why they are -1 (TaskCounters::unavailable())
   // Interrupts of the whole machine during the run (/proc/interrupts before and after, all
   // CPUs): rescheduling IPIs (x86 RES, arm64 IPI0) and function-call IPIs (CAL, IPI1: the wake
   // list's and smp_call_function's). Everything else running counts too. -1: not readable.

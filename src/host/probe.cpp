@@ -47,26 +47,6 @@ std::optional<long long> read_int(const fs::path& p) {
   return to_int(*t);
 }
 
-// Numbered subdirectories `prefix<N>` of dir, ascending by N.
-std::vector<std::pair<int, fs::path>> numbered_dirs(const fs::path& dir, const std::string& prefix) {
-  std::vector<std::pair<int, fs::path>> out;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  if (ec) return out;
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    std::string n = it->path().filename().string();
-    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) continue;
-    std::string num = n.substr(prefix.size());
-    if (!std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    std::error_code ec2;
-    if (!fs::is_directory(it->path(), ec2)) continue;
-    out.emplace_back(std::stoi(num), it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<int> intersect(const std::vector<int>& a, const std::set<int>& keep) {
   std::vector<int> out;
   for (int x : a)

@@ -3,11 +3,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
 
 namespace schedlab::host {
+namespace fs = std::filesystem;
 
 std::optional<std::string> read_file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -25,6 +27,25 @@ std::optional<std::string> read_file_trimmed(const std::string& path) {
   while (b < e && std::isspace(static_cast<unsigned char>((*s)[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>((*s)[e - 1]))) --e;
   return s->substr(b, e - b);
+}
+
+std::vector<std::pair<int, fs::path>> numbered_dirs(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, fs::path>> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return out;
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    std::string n = it->path().filename().string();
+    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string num = n.substr(prefix.size());
+    if (!std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::error_code ec2;
+    if (!fs::is_directory(it->path(), ec2)) continue;
+    out.emplace_back(std::stoi(num), it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 CpuSnapshot cpu_snapshot(bool with_self) {

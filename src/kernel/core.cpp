@@ -66,7 +66,7 @@ void set_task_cpu(Kernel& k, Task* p, int cpu) {
   k.rq(cpu).c.migrations++;
   // perf's cpu-migrations software event of the task (perf_event_task_migrate()), counted for
   // the benchmark's tasks as validate counts the real run's.
-  if (!p->kernel_thread && !p->background) k.rq(cpu).c.workload_migrations++;
+  if (p->workload()) k.rq(cpu).c.workload_migrations++;
   if (p->state != TaskState::Dead) {
     k.nr_assigned(p->cpu)--;
     k.nr_assigned(cpu)++;
@@ -140,7 +140,7 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
     rq.c.context_switches++;
     // __schedule()'s switch_count: nvcsw when prev leaves in a sleeping state (or dead), else
     // nivcsw; counted for the benchmark's tasks (what getrusage gives the real run).
-    if (prev != rq.idle && !prev->kernel_thread && !prev->background)
+    if (prev != rq.idle && prev->workload())
       ++(prev->state == TaskState::Running ? rq.c.workload_nivcsw : rq.c.workload_nvcsw);
     if (k.sink) {
       trace::PrevState ps = trace::PrevState::Running;

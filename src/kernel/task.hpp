@@ -78,6 +78,9 @@ struct Task {
   std::unique_ptr<Behavior> behavior;
 
   bool is_rt() const { return policy == Policy::Fifo; }
+  // One of the benchmark's own tasks (what rusage and perf count for the real tool): not a kernel
+  // thread and not a [[background]] task.
+  bool workload() const { return !kernel_thread && !background; }
   int prio() const { return is_rt() ? 99 - rt_prio : 120; }
   bool allowed_on(int c) const { return !allowed || (*allowed)[c]; }
 };

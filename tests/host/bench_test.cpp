@@ -160,10 +160,18 @@ TEST(BenchRun, CountsTheToolsContextSwitches) {
   EXPECT_GE(r.runs[0].voluntary_switches, 5);
   EXPECT_GE(r.runs[0].involuntary_switches, 0);
   // The machine's IPIs meanwhile, where /proc/interrupts has them: a count, never negative.
-  if (r.runs[0].resched_ipis != -1) EXPECT_GE(r.runs[0].resched_ipis, 0);
-  if (r.runs[0].call_function_ipis != -1) EXPECT_GE(r.runs[0].call_function_ipis, 0);
-  if (r.runs[0].idle_entries != -1) EXPECT_GE(r.runs[0].idle_time_us, 0);
-  if (r.runs[0].wakeups != -1) EXPECT_GE(r.runs[0].wakeups, r.runs[0].local_wakeups);
+  if (r.runs[0].resched_ipis != -1) {
+    EXPECT_GE(r.runs[0].resched_ipis, 0);
+  }
+  if (r.runs[0].call_function_ipis != -1) {
+    EXPECT_GE(r.runs[0].call_function_ipis, 0);
+  }
+  if (r.runs[0].idle_entries != -1) {
+    EXPECT_GE(r.runs[0].idle_time_us, 0);
+  }
+  if (r.runs[0].wakeups != -1) {
+    EXPECT_GE(r.runs[0].wakeups, r.runs[0].local_wakeups);
+  }
   // perf's counters of the same processes: the five sleeps' switches at least (perf stops counting
   // a task in do_exit(), so its last switches are in rusage only), and some migrations (or 0).
   if (r.runs[0].counters_unavailable.empty()) {
