@@ -82,6 +82,7 @@ int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq) {
   int64_t c = k.cost(k.m.costs.update_blocked_averages_ns);
   if (this_cpu != rq.cpu) c += k.remote_read(this_cpu, rq.cpu);
   update_rq_util(k, rq);
+  update_load_avg(k, rq, nullptr);
   rq.last_blocked_load_update_tick = k.jiffies();
   rq.has_blocked_load = rq.util_avg >= 1.0;
   return c;
@@ -136,6 +137,7 @@ int sched_balance_rq(Kernel& k, int this_cpu, Rq& rq, SchedDomain& sd, bool newl
     detach_task_fair(k, b, p);
     b.cfs.erase(b.cfs.begin() + i);
     sub_nr_running(k, b, 1);
+    pelt_dequeue(k, b, p);
     p->on_rq = false;
     set_task_cpu(k, p, rq.cpu);
     activate_task(k, rq, p);

@@ -47,6 +47,7 @@ void activate_task(Kernel& k, Rq& rq, Task* p) {
   p->on_rq = true;
   p->runnable_since = k.now();
   add_nr_running(k, rq, 1);
+  pelt_enqueue(k, rq, p);
   for (Change* c : k.hooks(Hook::activate_task)) c->on_activate_task(rq, p);
 }
 
@@ -55,10 +56,13 @@ void deactivate_task(Kernel& k, Rq& rq, Task* p) {
   p->sched_class->dequeue_task(k, rq, p);
   p->on_rq = false;
   sub_nr_running(k, rq, 1);
+  pelt_dequeue(k, rq, p);
+  if (p->state == TaskState::Dead) pelt_detach(k, p);  // task_dead_fair()
 }
 
 void set_task_cpu(Kernel& k, Task* p, int cpu) {
   if (p->cpu == cpu) return;
+  pelt_detach(k, p);  // migrate_task_rq_fair(): remove_entity_load_avg()
   Distance d = k.topo.distance(p->cpu, cpu);
   if (k.sink) k.sink->sched_migrate_task(k.now(), cpu, k.info(p), p->cpu, cpu);
   p->cold_penalty += k.m.cache_cold_ns(d);
@@ -166,7 +170,12 @@ void __schedule(Kernel& k, Rq& rq, SchedMode mode) {
 // __schedule() when prev == next) enables interrupts: those that arrived since __schedule()'s
 // entry are taken now. The idle task then goes on in schedule_idle()'s loop.
 void finish_task_switch(Kernel& k, Rq& rq, Task* prev, Task* next) {
-  if (prev != next) update_rq_util(k, rq);
+  if (prev != next) {
+    update_rq_util(k, rq);
+    // put_prev_entity() / set_next_entity(): both entities' and the rq's load brought to date.
+    update_load_avg(k, rq, prev);
+    update_load_avg(k, rq, next);
+  }
   if (prev != next && prev != rq.idle) rq.c.rq_cpu_time += (k.now() - prev->last_arrival).count();
   if (next == rq.idle) {
     k.cpu(rq.cpu).resume(Resume::IrqsThenScheduleIdleLoop);
@@ -224,6 +233,7 @@ void sched_tick(Kernel& k, Rq& rq) {
   rq.curr->sched_class->task_tick(k, rq, rq.curr);
   for (Change* ch : k.hooks(Hook::sched_tick)) c += ch->on_sched_tick(rq).cost_ns;
   update_rq_util(k, rq);
+  update_load_avg(k, rq, rq.curr);  // entity_tick()
   c += wait;
   spin_unlock(k, rq.lock, at + c);  // the balance trigger runs after rq_unlock()
   rq.idle_balance = idle_cpu(k, rq.cpu);

@@ -450,6 +450,7 @@ void finish_delayed_dequeue_fair(Kernel& k, Rq& rq, Task* p) {
   p->on_rq = false;
   rq.cfs.erase(std::find(rq.cfs.begin(), rq.cfs.end(), p));
   sub_nr_running(k, rq, 1);
+  pelt_dequeue(k, rq, p);
 }
 
 namespace {
@@ -606,10 +607,12 @@ bool wake_wide(const Kernel& k, const Task* waker, const Task* p) {
   return !(slave < factor || master < slave * factor);
 }
 
-// wake_affine(): WA_IDLE then WA_WEIGHT (loads approximated by runnable weight). WA_BIAS uses
-// the imbalance_pct of prev's top domain; the kernel uses the lowest domain spanning both CPUs
-// (110 instead of 117 for SMT siblings: not modeled yet).
-int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost) {
+// wake_affine(): WA_IDLE then WA_WEIGHT on the CPUs' and tasks' PELT load (cpu_load(),
+// task_h_load(); the waker is `current`). WA_BIAS uses the imbalance_pct of prev's top domain;
+// the kernel uses the lowest domain spanning both CPUs (110 instead of 117 for SMT siblings: not
+// modeled yet). Both CPUs are at full capacity (capacity_of() cancels).
+int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* waker, Task* p,
+                int64_t& cost) {
   cost += read_rq_line(k, this_cpu, prev_cpu, cost);
   int target = -1;
   if (k.f.on(Feature::WA_IDLE)) {
@@ -628,19 +631,21 @@ int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64
     }
   }
   if (target < 0 && k.f.on(Feature::WA_WEIGHT)) {
-    int64_t this_load = k.rq(this_cpu).nr_running * kNice0Load;
-    int64_t prev_load = k.rq(prev_cpu).nr_running * kNice0Load;
-    int64_t this_eff = this_load;
+    // wake_affine_weight(): the PELT loads (pelt.cpp), p's blocked load still in prev's.
+    int64_t this_eff = cpu_load(k.rq(this_cpu));
     if (sync) {
-      if (kNice0Load > this_eff) {
+      const Task* current = waker ? waker : k.rq(this_cpu).curr;
+      const int64_t current_load = task_h_load(current);
+      if (current_load > this_eff) {
         target = this_cpu;
       } else {
-        this_eff -= kNice0Load;
+        this_eff -= current_load;
       }
     }
     if (target < 0) {
-      this_eff += p->weight;
-      int64_t prev_eff = prev_load;  // p is not on prev's rq any more
+      const int64_t task_load = task_h_load(p);
+      this_eff += task_load;
+      int64_t prev_eff = cpu_load(k.rq(prev_cpu)) - task_load;
       int pct = k.rq(prev_cpu).sd.empty() ? kSdImbalancePct : k.rq(prev_cpu).sd.back().imbalance_pct;
       if (k.f.on(Feature::WA_BIAS)) {
         this_eff *= 100;
@@ -666,7 +671,7 @@ int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync
   int new_cpu = prev_cpu;
   bool want_affine = !wake_wide(k, waker, p) && p->allowed_on(this_cpu);
   if (want_affine && this_cpu != prev_cpu)
-    new_cpu = wake_affine(k, this_cpu, prev_cpu, sync, p, cost);
+    new_cpu = wake_affine(k, this_cpu, prev_cpu, sync, waker, p, cost);
   return select_idle_sibling(k, this_cpu, p, prev_cpu, new_cpu, cost);
 }
 

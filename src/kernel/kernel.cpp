@@ -169,6 +169,8 @@ Task* Kernel::create_task(std::string comm, std::unique_ptr<Behavior> b, const T
   p->mm = o.mm < 0 ? p->pid : o.mm;
   p->slice = o.slice_ns > 0 ? o.slice_ns : m.tunables.base_slice_ns;
   if (o.weight > 0) p->weight = o.weight;
+  p->load_avg = static_cast<double>(p->weight);  // init_entity_runnable_average()
+  p->load_last = now();
   const std::vector<int>& cpus = !o.cpus.empty() || p->mm == 0 ? o.cpus : default_affinity_;
   if (!cpus.empty()) {
     p->allowed = intern_cpumask(cpus);

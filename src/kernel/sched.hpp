@@ -158,6 +158,11 @@ struct alignas(128) Rq {
   double util_avg = 0;  // 0..1024, PELT-like
   Time util_last;
   bool util_busy = false;
+  // cfs_rq->avg.load_avg (pelt.cpp): the attached fair tasks' loads, blocked ones included, as
+  // of load_last; load_weight is cfs_rq->load.weight, the weight of the queued fair tasks.
+  double load_avg = 0;
+  int64_t load_weight = 0;
+  Time load_last;
   Time idle_stamp;
   bool idle_stamp_valid = false;
   int64_t avg_idle = 0;
@@ -296,7 +301,8 @@ CfsTunables cfs_tunables(const Kernel& k);
 void update_min_vruntime_cfs(Rq& rq, const Task* leaving);
 int64_t sched_slice_cfs(const Kernel& k, const Rq& rq, const Task* p);
 int select_task_rq_fair(Kernel& k, int this_cpu, Task* waker, Task* p, bool sync, int64_t& cost);
-int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* p, int64_t& cost);
+int wake_affine(Kernel& k, int this_cpu, int prev_cpu, bool sync, Task* waker, Task* p,
+                int64_t& cost);
 bool wake_wide(const Kernel& k, const Task* waker, const Task* p);
 void record_wakee(Kernel& k, Task* waker, Task* p);
 int select_idle_sibling(Kernel& k, int this_cpu, Task* p, int prev, int target, int64_t& cost);
@@ -360,6 +366,14 @@ int64_t sched_balance_update_blocked_averages(Kernel& k, int this_cpu, Rq& rq);
 int64_t sched_balance_softirq(Kernel& k, Rq& rq);  // SCHED_SOFTIRQ
 void update_idle_cpu_scan(Kernel& k, int llc);
 void update_rq_util(Kernel& k, Rq& rq);
+// --- pelt.cpp (kernel/sched/pelt.c, fair.c: the load signal of tasks and runqueues) ----------
+double pelt_decay(int64_t ns);                     // y^(ns / 1024 us), y^32 = 1/2
+void update_load_avg(Kernel& k, Rq& rq, Task* p);  // brings rq's (and p's, if p) load to date
+void pelt_enqueue(Kernel& k, Rq& rq, Task* p);     // p becomes runnable on rq (attached there)
+void pelt_dequeue(Kernel& k, Rq& rq, Task* p);     // p stops being runnable on rq
+void pelt_detach(Kernel& k, Task* p);              // p's load leaves its rq (migration, exit)
+int64_t cpu_load(const Rq& rq);                    // cpu_load(): cfs_rq->avg.load_avg
+int64_t task_h_load(const Task* p);                // task_h_load() without group scheduling
 void update_avg_idle_on_wakeup(Kernel& k, Rq& rq);
 bool task_hot(const Kernel& k, const SchedDomain& sd, const Task* p);
 void sched_balance_trigger(Kernel& k, Rq& rq, int64_t& cost);

@@ -47,6 +47,13 @@ struct Task {
                                // migration keeps what is left of the slice: PLACE_REL_DEADLINE)
   int64_t slice = 0;
   int64_t weight = 1024;     // NICE_0_LOAD
+  // se->avg.load_avg (pelt.cpp): starts at the weight (init_entity_runnable_average()); load_cpu
+  // is the rq it is attached to (-1: none yet, or detached), load_runnable whether it counts in
+  // that rq's load_weight.
+  double load_avg = 1024;
+  Time load_last;
+  int load_cpu = -1;
+  bool load_runnable = false;
   Time exec_start;
   Time last_arrival;             // sched_info.last_arrival: last switch-in (schedstat rq_cpu_time)
   int64_t sum_exec_runtime = 0;  // se.sum_exec_runtime: ns on a CPU (update_curr())

@@ -188,10 +188,14 @@ TEST(SisShort, WakeAffineIdleChoosesTheWakingCpuWhenItsOnlyTaskIsShort) {
     else
       k->create_task("hog", hog(), pinned(0));
     k->run(Time::ms(215));
-    Task p;
+    Task p;  // asleep after running on CPU 1: its load still there (wake_affine_weight())
     p.cpu = 1;
+    p.sched_class = &kernel::fair_sched_class;
+    p.load_last = k->now();  // a load of its full weight now
+    kernel::pelt_enqueue(*k, k->rq(1), &p);
+    kernel::pelt_dequeue(*k, k->rq(1), &p);
     int64_t cost = 0;
-    EXPECT_EQ(kernel::wake_affine(*k, 0, 1, false, &p, cost), c.expect);
+    EXPECT_EQ(kernel::wake_affine(*k, 0, 1, false, nullptr, &p, cost), c.expect);
     EXPECT_EQ(change_counter(k->rq(0).c, "sis_short_affine"), c.expect == 0 ? 1 : 0);
   }
 }

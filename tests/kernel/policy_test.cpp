@@ -4,6 +4,8 @@
 // counters it moves.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../common/behaviors.hpp"
 #include "../common/fixture.hpp"
 #include "kernel/kernel.hpp"
@@ -46,11 +48,19 @@ struct Hand {
       else
         rq.cfs.push_back(t);
       kernel::add_nr_running(*k, rq, 1);
+      kernel::pelt_enqueue(*k, rq, t);  // a new task's load: its weight
       ts.push_back(t);
     }
     return ts;
   }
   Rq& rq(int cpu) { return k->rq(cpu); }
+  // A task asleep after running on `cpu`: its load (the weight: it is new) still attached there.
+  Task* sleeper(int cpu) {
+    Task* t = task(cpu);
+    kernel::pelt_enqueue(*k, k->rq(cpu), t);
+    kernel::pelt_dequeue(*k, k->rq(cpu), t);
+    return t;
+  }
 };
 
 // Four CPUs without SMT in one LLC; 2 x 2 cores with SMT (CPU c and c + 4 are siblings) in
@@ -391,50 +401,107 @@ TEST(Policy, WakeAffineIdle) {
   Task* p = h.task(2);
   int64_t cost = 0;
   // WA_IDLE: this CPU idle and sharing the LLC: prev if it is idle too, else this CPU.
-  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 2);
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, nullptr, p, cost), 2);
   h.busy(2);
-  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 0);
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, nullptr, p, cost), 0);
   EXPECT_EQ(cost, 2 * h.k->remote_read(0, 2));  // prev's runqueue line, each time
   // A sync wakeup from a CPU running only the waker goes to the waker's CPU.
   Hand s(flat4(), "NO_WA_WEIGHT");
   Task* q = s.task(2);
   s.busy(0);
   s.busy(2);
-  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, true, q, cost), 0);
-  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, false, q, cost), 2);  // not sync: no decision: prev
+  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, true, nullptr, q, cost), 0);
+  // Not sync: no decision: prev.
+  EXPECT_EQ(kernel::wake_affine(*s.k, 0, 2, false, nullptr, q, cost), 2);
   // This CPU busy, prev idle: prev.
   Hand t(flat4(), "NO_WA_WEIGHT");
   Task* r = t.task(2);
   t.busy(0, 2);
-  EXPECT_EQ(kernel::wake_affine(*t.k, 0, 2, true, r, cost), 2);
+  EXPECT_EQ(kernel::wake_affine(*t.k, 0, 2, true, nullptr, r, cost), 2);
 }
 
 TEST(Policy, WakeAffineWeightComparesLoads) {
   Hand h(flat4(), "NO_WA_IDLE");
-  Task* p = h.task(2);
+  Task* p = h.sleeper(2);
   int64_t cost = 0;
   h.busy(0);     // this: 1 task
   h.busy(2, 2);  // prev: 3 tasks
-  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, p, cost), 0);
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, nullptr, p, cost), 0);
   Hand g(flat4(), "NO_WA_IDLE");
-  Task* q = g.task(2);
+  Task* q = g.sleeper(2);
   g.busy(0, 2);  // this: 3 tasks
   g.busy(2);     // prev: 1
-  EXPECT_EQ(kernel::wake_affine(*g.k, 0, 2, false, q, cost), 2);
-  // Equal loads (this 1 + p vs prev 2): WA_BIAS scales prev's load by 100 + (117 - 100) / 2 %
-  // against this CPU's by 100 %: this CPU. Without the bias 2048 < 2048 is false: prev; a sync
-  // wakeup takes the waker's own load out (and adds 1 to prev's): this CPU.
+  EXPECT_EQ(kernel::wake_affine(*g.k, 0, 2, false, nullptr, q, cost), 2);
+  // Equal loads (this 1 + p vs prev 2 + p, p's own load taken out of prev's): WA_BIAS scales
+  // prev's load by 100 + (117 - 100) / 2 % against this CPU's by 100 %: this CPU. Without the
+  // bias 2048 < 2048 is false: prev; a sync wakeup takes the waker's own load out (and adds 1 to
+  // prev's): this CPU.
   Hand e(flat4(), "NO_WA_IDLE");
-  Task* r = e.task(2);
+  Task* r = e.sleeper(2);
   e.busy(0);
   e.busy(2, 1);
-  EXPECT_EQ(kernel::wake_affine(*e.k, 0, 2, false, r, cost), 0);
+  EXPECT_EQ(kernel::wake_affine(*e.k, 0, 2, false, nullptr, r, cost), 0);
   Hand u(flat4(), "NO_WA_IDLE,NO_WA_BIAS");
-  Task* v = u.task(2);
+  Task* v = u.sleeper(2);
   u.busy(0);
   u.busy(2, 1);
-  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, false, v, cost), 2);
-  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, true, v, cost), 0);
+  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, false, nullptr, v, cost), 2);
+  EXPECT_EQ(kernel::wake_affine(*u.k, 0, 2, true, nullptr, v, cost), 0);
+}
+
+// The loads are PELT's, not the runqueues' task counts: one task on each CPU, but this CPU's has
+// run little lately (load 100 of 1024) and prev's fully; p (asleep on prev) is pulled to this
+// CPU, where counting tasks (1 + p against 1 - 0, biased) would keep it on prev.
+TEST(Policy, WakeAffineWeightUsesPeltLoadNotTaskCounts) {
+  Hand h(flat4(), "NO_WA_IDLE");
+  Task* p = h.sleeper(2);
+  p->load_avg = 300;
+  h.rq(2).load_avg -= 1024 - 300;
+  Task* light = h.busy(0)[0];
+  light->load_avg = 100;
+  h.rq(0).load_avg = 100;
+  h.busy(2);
+  int64_t cost = 0;
+  // this: (100 + 300) x 100 = 40000; prev: (1024 + 300 - 300) x 108 = 110592.
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, nullptr, p, cost), 0);
+  // The same CPUs with prev's task as light as this one's: prev (400 x 100 against 100 x 108).
+  h.rq(2).load_avg = 100 + 300;
+  EXPECT_EQ(kernel::wake_affine(*h.k, 0, 2, false, nullptr, p, cost), 2);
+}
+
+TEST(Pelt, DecayHalvesEvery32Periods) {
+  EXPECT_DOUBLE_EQ(kernel::pelt_decay(0), 1.0);
+  EXPECT_NEAR(kernel::pelt_decay(int64_t{32} << 20), 0.5, 1e-12);   // 32 x 1024 us
+  EXPECT_NEAR(kernel::pelt_decay(int64_t{64} << 20), 0.25, 1e-12);
+  EXPECT_NEAR(kernel::pelt_decay(int64_t{1} << 20), std::exp2(-1.0 / 32), 1e-12);
+  EXPECT_EQ(kernel::pelt_decay(int64_t{32 * 64} << 20), 0.0);
+}
+
+// A task that runs 64 periods and sleeps 64: its load stays near its weight while it runs and
+// decays while it sleeps, all of it still its CPU's (blocked load) until it wakes elsewhere.
+TEST(Pelt, BlockedLoadDecaysOnItsCpuUntilTheTaskMigrates) {
+  auto k =
+      std::make_unique<Kernel>(test_machine(1, 2, 1, 2), features(""), KernelOptions{1, nullptr});
+  constexpr int64_t kPeriod = int64_t{1} << 20;  // 1024 us
+  Task* t = k->create_task("t", lambda([](Api&, Task&, int i) {
+                             if (i == 0) return Action::compute(64 * kPeriod);
+                             if (i == 1) return Action::sleep(64 * kPeriod);
+                             return Action::block();
+                           }),
+                           pinned(0));
+  k->run(Time::ns(60 * kPeriod));
+  kernel::update_load_avg(*k, k->rq(0), t);
+  EXPECT_NEAR(t->load_avg, 1024, 1);  // started at its weight, runnable all along
+  k->run(Time::ns(140 * kPeriod));    // the sleep's timer woke it at 128 periods; it blocked
+  EXPECT_EQ(t->load_cpu, 0);
+  EXPECT_FALSE(t->load_runnable);
+  Rq& rq = k->rq(0);
+  EXPECT_NEAR(t->load_avg, 256, 8);   // 64 periods asleep: a quarter left
+  EXPECT_NEAR(rq.load_avg, t->load_avg, 1e-6);  // ... and all of it CPU 0's
+  EXPECT_EQ(rq.load_weight, 0);
+  kernel::set_task_cpu(*k, t, 1);  // a wakeup migrating it: detached from CPU 0
+  EXPECT_EQ(t->load_cpu, -1);
+  EXPECT_NEAR(rq.load_avg, 0, 1e-6);
 }
 
 // --- select_idle_sibling() and select_task_rq() -------------------------------------------------
